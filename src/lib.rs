@@ -1,0 +1,17 @@
+//! plancache: what does a plan-mode design cost in prompt-cache hits, recomputed tokens, money and
+//! latency?
+//!
+//! A [`scenario`] scripts one agent session. The reference state machine in [`plan_mode`] decides
+//! what happens at every step; a [`strategy`] renders each assistant step as a [`prompt::Request`]
+//! of segments; a [`cache`] model prices it; [`engine`] runs the loop and [`metrics`] holds the
+//! rows that [`export`] writes.
+
+pub mod cache;
+pub mod cli;
+pub mod engine;
+pub mod export;
+pub mod metrics;
+pub mod plan_mode;
+pub mod prompt;
+pub mod scenario;
+pub mod strategy;

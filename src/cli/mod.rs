@@ -1,0 +1,64 @@
+//! Command-line definitions and dispatch. One file per subcommand.
+
+mod check;
+mod common;
+mod run;
+
+use std::fmt;
+
+use clap::{Parser, Subcommand};
+
+pub use common::{load_sessions, scenario_paths};
+
+/// Replay agent plan-mode sessions against models of real prefix caches.
+///
+/// plancache answers: what does this plan-mode design cost in prompt-cache hits, recomputed
+/// tokens, money and latency?
+#[derive(Debug, Parser)]
+#[command(name = "plancache", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Run(run::RunArgs),
+    Check(check::CheckArgs),
+}
+
+/// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliError {
+    pub code: u8,
+    pub message: String,
+}
+
+impl CliError {
+    pub fn input(message: impl Into<String>) -> Self {
+        CliError {
+            code: 2,
+            message: message.into(),
+        }
+    }
+    pub fn failed(message: impl Into<String>) -> Self {
+        CliError {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Runs the parsed command line.
+pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Check(args) => check::check(args),
+    }
+}

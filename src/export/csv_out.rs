@@ -1,0 +1,43 @@
+//! `requests.csv` and `summary.csv` with the columns of DESIGN.md §5.
+
+use super::Exporter;
+use crate::engine::RunReport;
+use crate::metrics::{REQUEST_COLUMNS, REQUEST_EXTRA_COLUMNS, SUMMARY_COLUMNS};
+
+pub struct RequestsCsv;
+pub struct SummaryCsv;
+
+fn to_csv(header: Vec<&str>, rows: impl Iterator<Item = Vec<String>>) -> Result<Vec<u8>, String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).map_err(|e| e.to_string())?;
+    for row in rows {
+        w.write_record(&row).map_err(|e| e.to_string())?;
+    }
+    w.into_inner().map_err(|e| e.to_string())
+}
+
+impl Exporter for RequestsCsv {
+    fn file_name(&self) -> &'static str {
+        "requests.csv"
+    }
+    fn render(&self, report: &RunReport) -> Result<Vec<u8>, String> {
+        let header = REQUEST_COLUMNS
+            .iter()
+            .chain(REQUEST_EXTRA_COLUMNS)
+            .copied()
+            .collect();
+        to_csv(header, report.rows().map(|r| r.cells()))
+    }
+}
+
+impl Exporter for SummaryCsv {
+    fn file_name(&self) -> &'static str {
+        "summary.csv"
+    }
+    fn render(&self, report: &RunReport) -> Result<Vec<u8>, String> {
+        to_csv(
+            SUMMARY_COLUMNS.to_vec(),
+            report.summaries().into_iter().map(|s| s.cells()),
+        )
+    }
+}

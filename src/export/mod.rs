@@ -1,0 +1,88 @@
+//! Output formats: one exporter per file behind one small trait.
+//!
+//! Every file is written to a temporary file in the target directory and renamed into place, so an
+//! interrupted run never leaves a half-written output behind.
+
+mod csv_out;
+mod json;
+mod markdown;
+mod table;
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::engine::RunReport;
+
+pub use csv_out::{RequestsCsv, SummaryCsv};
+pub use json::JsonExporter;
+pub use markdown::MarkdownExporter;
+pub use table::render_table;
+
+/// One output format.
+pub trait Exporter {
+    /// File name inside the output directory.
+    fn file_name(&self) -> &'static str;
+    /// The file's bytes.
+    fn render(&self, report: &RunReport) -> Result<Vec<u8>, String>;
+}
+
+/// Extra formats for `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Csv,
+    Json,
+    Markdown,
+}
+
+/// Exporters for `--out DIR`: the two CSVs always, plus the requested extra format.
+pub fn exporters(format: Format) -> Vec<Box<dyn Exporter>> {
+    let mut v: Vec<Box<dyn Exporter>> = vec![Box::new(RequestsCsv), Box::new(SummaryCsv)];
+    match format {
+        Format::Csv => {}
+        Format::Json => v.push(Box::new(JsonExporter)),
+        Format::Markdown => v.push(Box::new(MarkdownExporter)),
+    }
+    v
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("output");
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: cannot write: {e}", path.display())
+    })
+}
+
+/// Renders every exporter and writes its file into `dir`.
+pub fn write_all(
+    dir: &Path,
+    report: &RunReport,
+    exporters: &[Box<dyn Exporter>],
+) -> Result<(), String> {
+    // Render everything first: nothing is written when any format fails.
+    let rendered = exporters
+        .iter()
+        .map(|e| Ok((e.file_name(), e.render(report)?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    for (name, bytes) in rendered {
+        write_atomic(&dir.join(name), &bytes)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,39 @@
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Permission modes of the harness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    /// Write tools ask the user unless an allowed prompt covers the call.
+    #[default]
+    Default,
+    /// File edits are allowed; other write tools ask.
+    AcceptEdits,
+    /// Read-only exploration; write tools are denied (the plan file excepted).
+    Plan,
+    /// Everything is allowed (classifier-approved).
+    Auto,
+    /// Everything is allowed.
+    BypassPermissions,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AcceptEdits => "acceptEdits",
+            Mode::Plan => "plan",
+            Mode::Auto => "auto",
+            Mode::BypassPermissions => "bypassPermissions",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

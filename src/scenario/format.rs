@@ -1,0 +1,455 @@
+//! The scenario file format (TOML). Unknown fields are errors.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::plan_mode::{AllowedPrompt, Mode};
+use crate::prompt::{Encoding, Ttl};
+
+/// One session script.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short identifier, used in output rows.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Model that serves the session; prices and cache rules come from the bundled table.
+    pub model: String,
+    /// Model used in plan mode by the `model-switch` strategy (default: same as `model`).
+    #[serde(default)]
+    pub plan_model: Option<String>,
+    /// BPE encoding for segments given as text.
+    #[serde(default)]
+    pub tokenizer: Encoding,
+    /// Seed for everything drawn deterministically (plan file slug).
+    #[serde(default)]
+    pub seed: u64,
+    /// Permission mode at the start of the session.
+    #[serde(default)]
+    pub initial_mode: Mode,
+    /// Whether `auto` mode is available when the plan is approved (else `auto` restores `default`).
+    #[serde(default = "yes")]
+    pub auto_available: bool,
+    /// The user is not at a terminal (external channels): both plan tools are disabled.
+    #[serde(default)]
+    pub external_channels: bool,
+    /// Directory of plan files.
+    #[serde(default = "default_plans_dir")]
+    pub plans_dir: String,
+    /// The system prompt: one block or several, in order.
+    pub system: Blocks,
+    /// A plan-mode system prompt (used by strategies that swap the system prompt).
+    #[serde(default)]
+    pub plan_system: Option<Blocks>,
+    /// The harness's full toolset, in prompt order.
+    pub tools: Vec<ToolDef>,
+    /// Messages the harness appends around plan mode.
+    #[serde(default)]
+    pub reminders: Reminders,
+    /// Team settings, when this session is a teammate.
+    #[serde(default)]
+    pub team: Option<Team>,
+    /// Default durations on the simulated clock.
+    #[serde(default)]
+    pub timing: Timing,
+    pub steps: Vec<Step>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_plans_dir() -> String {
+    "plans".to_string()
+}
+
+/// Content given as text, a token count, a file or a JSON schema.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Content {
+    /// Size in tokens, when the text itself is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u32>,
+    /// Literal text, tokenized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// A file (relative to the scenario file) whose text is tokenized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// An explicit cache breakpoint on this block (`"5m"` or `"1h"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<Ttl>,
+}
+
+impl Content {
+    pub fn tokens(n: u32) -> Self {
+        Content {
+            tokens: Some(n),
+            ..Content::default()
+        }
+    }
+}
+
+/// Text given inline as a string, or a [`Content`] table.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum TextOrContent {
+    Text(String),
+    Content(Content),
+}
+
+impl TextOrContent {
+    pub fn into_content(self) -> Content {
+        match self {
+            TextOrContent::Text(text) => Content {
+                text: Some(text),
+                ..Content::default()
+            },
+            TextOrContent::Content(c) => c,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TextOrContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match toml::Value::deserialize(d)? {
+            toml::Value::String(s) => Ok(TextOrContent::Text(s)),
+            table @ toml::Value::Table(_) => Content::deserialize(table)
+                .map(TextOrContent::Content)
+                .map_err(serde::de::Error::custom),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a string or a table like {{ tokens = 120 }}, found {}",
+                other.type_str()
+            ))),
+        }
+    }
+}
+
+/// One block or a list of blocks.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum Blocks {
+    One(Content),
+    Many(Vec<Content>),
+}
+
+impl Blocks {
+    pub fn to_vec(&self) -> Vec<Content> {
+        match self {
+            Blocks::One(c) => vec![c.clone()],
+            Blocks::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// Whether a tool only reads or can change the user's files and system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    #[default]
+    Read,
+    Write,
+}
+
+/// One tool definition, in prompt order.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDef {
+    pub name: String,
+    /// Defaults by name: Edit, Write, Bash, NotebookEdit are `write`, others `read`.
+    #[serde(default)]
+    pub access: Option<Access>,
+    /// Size in tokens of the whole definition.
+    #[serde(default)]
+    pub tokens: Option<u32>,
+    /// Description text (tokenized together with the schema and name).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// JSON schema of the input, tokenized as compact JSON with sorted keys.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub schema: Option<toml::Value>,
+    /// Listed as a stub and loaded on demand (strategies that defer tools).
+    #[serde(default)]
+    pub deferred: bool,
+    #[serde(default)]
+    pub cache_control: Option<Ttl>,
+}
+
+/// Messages the harness appends around plan mode (sizes calibrated to Claude Code).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reminders {
+    /// Announces plan mode (appended to the conversation on entry).
+    #[serde(default = "default_enter_reminder")]
+    pub plan_enter: Content,
+    /// Announces leaving plan mode.
+    #[serde(default = "default_exit_reminder")]
+    pub plan_exit: Content,
+    /// Error result of a tool call denied by the permission layer.
+    #[serde(default = "default_denied")]
+    pub denied: Content,
+    /// Result of an approved EnterPlanMode.
+    #[serde(default = "default_enter_approved")]
+    pub enter_approved: Content,
+    /// Result of a declined EnterPlanMode.
+    #[serde(default = "default_enter_declined")]
+    pub enter_declined: Content,
+    /// Tokens around the plan in an approved ExitPlanMode result (the plan text follows).
+    #[serde(default = "default_plan_approved_header")]
+    pub plan_approved_header: u32,
+    /// Tokens around the user's feedback in a rejected ExitPlanMode result.
+    #[serde(default = "default_plan_rejected_header")]
+    pub plan_rejected_header: u32,
+}
+
+fn default_enter_reminder() -> Content {
+    Content::tokens(147)
+}
+fn default_exit_reminder() -> Content {
+    Content::tokens(41)
+}
+fn default_denied() -> Content {
+    Content::tokens(40)
+}
+fn default_enter_approved() -> Content {
+    Content::tokens(60)
+}
+fn default_enter_declined() -> Content {
+    Content::tokens(20)
+}
+fn default_plan_approved_header() -> u32 {
+    30
+}
+fn default_plan_rejected_header() -> u32 {
+    25
+}
+
+impl Default for Reminders {
+    fn default() -> Self {
+        Reminders {
+            plan_enter: default_enter_reminder(),
+            plan_exit: default_exit_reminder(),
+            denied: default_denied(),
+            enter_approved: default_enter_approved(),
+            enter_declined: default_enter_declined(),
+            plan_approved_header: default_plan_approved_header(),
+            plan_rejected_header: default_plan_rejected_header(),
+        }
+    }
+}
+
+/// A teammate session: plan approval goes through the team lead's mailbox.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Team {
+    /// This session's name in the team.
+    pub name: String,
+    /// The team lead who approves plans.
+    #[serde(default = "default_lead")]
+    pub lead: String,
+    /// Plan mode is required for this teammate: ExitPlanMode asks the lead.
+    #[serde(default)]
+    pub plan_mode_required: bool,
+}
+
+fn default_lead() -> String {
+    "team-lead".to_string()
+}
+
+/// Durations used when a step does not give its own (`"500ms"`, `"30s"`, `"3m"`, `"1h"`).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// Time a tool call takes to return its result.
+    #[serde(default = "default_tool", with = "duration_str")]
+    #[schemars(with = "String")]
+    pub tool: Duration,
+    /// Time the human takes to answer an approval or a permission prompt.
+    #[serde(default = "default_human", with = "duration_str")]
+    #[schemars(with = "String")]
+    pub human: Duration,
+    /// Time the human takes to write a message.
+    #[serde(default = "default_typing", with = "duration_str")]
+    #[schemars(with = "String")]
+    pub typing: Duration,
+    /// Output generation speed.
+    #[serde(default = "default_decode")]
+    pub decode_tokens_per_s: f64,
+}
+
+fn default_tool() -> Duration {
+    Duration::from_millis(800)
+}
+fn default_human() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_typing() -> Duration {
+    Duration::from_secs(20)
+}
+fn default_decode() -> f64 {
+    60.0
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            tool: default_tool(),
+            human: default_human(),
+            typing: default_typing(),
+            decode_tokens_per_s: default_decode(),
+        }
+    }
+}
+
+/// Which plan-mode transition an approval answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    Enter,
+    Exit,
+}
+
+/// One step of the script. Each step is a table with exactly one of these keys.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Step {
+    /// A user message: a string, or `{ text = ... }` / `{ tokens = N }`.
+    User(TextOrContent),
+    /// One assistant reply, i.e. one API request.
+    Assistant(Turn),
+    /// The user approves a pending EnterPlanMode or ExitPlanMode.
+    Approve(Target),
+    /// The user declines a pending EnterPlanMode.
+    Decline(Target),
+    /// The user rejects a pending ExitPlanMode with feedback.
+    Reject(TextOrContent),
+    /// The user edits the pending plan, then approves it.
+    Edit(PlanText),
+    /// The team lead answers a teammate's plan approval request.
+    Lead(LeadResponse),
+    /// The user switches the permission mode (e.g. shift+tab into `plan`).
+    Mode(Mode),
+    /// Human think time on the simulated clock (`"3m"`).
+    Wait(#[schemars(with = "String")] WaitDuration),
+}
+
+/// A duration written as text (`"90s"`, `"7m"`, `"1h30m"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WaitDuration(#[serde(with = "duration_str")] pub Duration);
+
+impl<'de> Deserialize<'de> for WaitDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        duration_str::deserialize(d).map(WaitDuration)
+    }
+}
+
+/// One assistant reply.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// Visible output tokens (text and tool-call blocks), repeated in later prompts.
+    #[serde(default)]
+    pub tokens: Option<u32>,
+    /// Visible output as text (tokenized), instead of `tokens`.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Reasoning tokens: billed as output, never repeated in later prompts.
+    #[serde(default)]
+    pub reasoning_tokens: u32,
+    /// Tool calls made in this reply, executed in order.
+    #[serde(default)]
+    pub calls: Vec<Call>,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Call {
+    pub tool: String,
+    /// Size of the tool result in tokens.
+    #[serde(default)]
+    pub result_tokens: Option<u32>,
+    /// The tool result as text (tokenized), instead of `result_tokens`.
+    #[serde(default)]
+    pub result: Option<String>,
+    /// Shell command (for Bash): matched against granted allowed prompts.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// The call writes the session's plan file (allowed in plan mode).
+    #[serde(default)]
+    pub plan_file: bool,
+    /// Plan size in tokens (Write of the plan file, or ExitPlanMode).
+    #[serde(default)]
+    pub plan_tokens: Option<u32>,
+    /// Plan text (Write of the plan file, or ExitPlanMode).
+    #[serde(default)]
+    pub plan: Option<String>,
+    /// Semantic permissions requested with the plan (ExitPlanMode).
+    #[serde(default)]
+    pub allowed_prompts: Vec<AllowedPrompt>,
+    /// Time this call takes (default: `timing.tool`).
+    #[serde(default, with = "opt_duration_str")]
+    #[schemars(with = "Option<String>")]
+    pub duration: Option<Duration>,
+}
+
+/// An edited plan: text or size.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanText {
+    #[serde(default)]
+    pub plan_tokens: Option<u32>,
+    #[serde(default)]
+    pub plan: Option<String>,
+}
+
+/// The team lead's answer to a plan approval request.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeadResponse {
+    pub approve: bool,
+    #[serde(default)]
+    pub feedback: Option<String>,
+}
+
+/// `"3m"`-style durations (humantime syntax).
+pub mod duration_str {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        humantime::parse_duration(&text).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "invalid duration `{text}` ({e}); write e.g. \"500ms\", \"30s\", \"3m\", \"1h30m\""
+            ))
+        })
+    }
+}
+
+/// Optional `"3m"`-style durations.
+pub mod opt_duration_str {
+    use std::time::Duration;
+
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::duration_str::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        super::duration_str::deserialize(d).map(Some)
+    }
+}

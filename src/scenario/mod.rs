@@ -1,0 +1,13 @@
+//! Scenario files: the script of one agent session.
+//!
+//! `format` holds the serde types (the file format, documented in `docs/scenario-format.md`),
+//! `load` reads and validates a file with errors that name the file, line, column and a fix, and
+//! `session` turns a scenario into ready-made segments (tools, system, reminders) for replay.
+
+pub mod format;
+mod load;
+mod session;
+
+pub use format::*;
+pub use load::{load_file, load_str, ScenarioError};
+pub use session::Session;

@@ -1,0 +1,275 @@
+//! A scenario made ready for replay: segments built once and shared by every strategy.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::format::{Access, Content, Scenario, ToolDef};
+use super::load::{step_lines, step_place, ScenarioError};
+use crate::prompt::{Level, Role, Segment, SegmentKind, TokenSource, Tokenizer};
+
+/// Write tools by name when a scenario does not say (Claude Code's file- and system-changing tools).
+pub const DEFAULT_WRITE_TOOLS: &[&str] = &["Edit", "Write", "Bash", "NotebookEdit", "MultiEdit"];
+
+/// One tool with its access and its prompt segment.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub name: String,
+    pub access: Access,
+    pub deferred: bool,
+    pub segment: Arc<Segment>,
+}
+
+/// A loaded scenario with its segments.
+#[derive(Debug)]
+pub struct Session {
+    pub scenario: Scenario,
+    /// The file it came from (for messages), or a label.
+    pub path: PathBuf,
+    pub tokenizer: Arc<Tokenizer>,
+    pub tools: Vec<Tool>,
+    pub system: Vec<Arc<Segment>>,
+    pub plan_system: Option<Vec<Arc<Segment>>>,
+    pub plan_enter_reminder: Arc<Segment>,
+    pub plan_exit_reminder: Arc<Segment>,
+    pub denied_result: Arc<Segment>,
+    pub enter_approved_result: Arc<Segment>,
+    pub enter_declined_result: Arc<Segment>,
+    step_lines: Vec<usize>,
+}
+
+/// Makes segments for one scenario file (resolves `file = ...` relative to it).
+struct SegmentMaker<'a> {
+    path: &'a Path,
+    tokenizer: &'a Tokenizer,
+}
+
+impl SegmentMaker<'_> {
+    fn content(
+        &self,
+        level: Level,
+        kind: SegmentKind,
+        label: &str,
+        c: &Content,
+    ) -> Result<Arc<Segment>, ScenarioError> {
+        let source = if let Some(n) = c.tokens {
+            TokenSource::Count(n)
+        } else if let Some(t) = &c.text {
+            TokenSource::Text(t.clone())
+        } else if let Some(f) = &c.file {
+            let full = self.path.parent().unwrap_or(Path::new(".")).join(f);
+            let text = std::fs::read_to_string(&full).map_err(|e| {
+                ScenarioError::new(
+                    self.path,
+                    Some(label.to_string()),
+                    format!("cannot read `{}`: {e}", full.display()),
+                )
+                .with_hint("paths in `file = ...` are relative to the scenario file")
+            })?;
+            TokenSource::Text(text)
+        } else {
+            TokenSource::Count(0)
+        };
+        Ok(self.segment(level, kind, label, source, c.cache_control))
+    }
+
+    fn segment(
+        &self,
+        level: Level,
+        kind: SegmentKind,
+        label: &str,
+        source: TokenSource,
+        breakpoint: Option<crate::prompt::Ttl>,
+    ) -> Arc<Segment> {
+        let id = Tokenizer::content_id(label, &source);
+        Arc::new(Segment {
+            id,
+            level,
+            kind,
+            label: label.to_string(),
+            tokens: self.tokenizer.tokens(id, &source),
+            breakpoint,
+        })
+    }
+
+    fn blocks(&self, blocks: &[Content], prefix: &str) -> Result<Vec<Arc<Segment>>, ScenarioError> {
+        blocks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                self.content(
+                    Level::System,
+                    SegmentKind::System,
+                    &format!("{prefix}#{}", i + 1),
+                    c,
+                )
+            })
+            .collect()
+    }
+
+    fn tool(&self, t: &ToolDef) -> Result<Arc<Segment>, ScenarioError> {
+        let label = format!("tool:{}", t.name);
+        let source = match t.tokens {
+            Some(n) => TokenSource::Count(n),
+            None => {
+                let schema = match &t.schema {
+                    Some(v) => serde_json::to_string(v).map_err(|e| {
+                        ScenarioError::new(
+                            self.path,
+                            Some(label.clone()),
+                            format!("schema is not JSON-compatible: {e}"),
+                        )
+                    })?,
+                    None => String::new(),
+                };
+                TokenSource::Text(format!(
+                    "{}\n{}\n{}",
+                    t.name,
+                    t.description.as_deref().unwrap_or(""),
+                    schema
+                ))
+            }
+        };
+        Ok(self.segment(
+            Level::Tools,
+            SegmentKind::Tool,
+            &label,
+            source,
+            t.cache_control,
+        ))
+    }
+}
+
+impl Session {
+    /// Builds the segments of a scenario read from `path` (whose text is `text`).
+    pub fn new(
+        scenario: Scenario,
+        path: &Path,
+        text: &str,
+        tokenizer: Arc<Tokenizer>,
+    ) -> Result<Self, ScenarioError> {
+        let make = SegmentMaker {
+            path,
+            tokenizer: &tokenizer,
+        };
+        let tools = scenario
+            .tools
+            .iter()
+            .map(|t| {
+                Ok(Tool {
+                    name: t.name.clone(),
+                    access: tool_access(t),
+                    deferred: t.deferred,
+                    segment: make.tool(t)?,
+                })
+            })
+            .collect::<Result<Vec<_>, ScenarioError>>()?;
+        let system = make.blocks(&scenario.system.to_vec(), "system")?;
+        let plan_system = match &scenario.plan_system {
+            Some(b) => Some(make.blocks(&b.to_vec(), "plan-system")?),
+            None => None,
+        };
+        let user = SegmentKind::Message(Role::User);
+        let r = &scenario.reminders;
+        let plan_enter_reminder = make.content(
+            Level::Messages,
+            user.clone(),
+            "reminder:plan-enter",
+            &r.plan_enter,
+        )?;
+        let plan_exit_reminder = make.content(
+            Level::Messages,
+            user.clone(),
+            "reminder:plan-exit",
+            &r.plan_exit,
+        )?;
+        let denied_result =
+            make.content(Level::Messages, user.clone(), "result:denied", &r.denied)?;
+        let enter_approved_result = make.content(
+            Level::Messages,
+            user.clone(),
+            "result:enter-approved",
+            &r.enter_approved,
+        )?;
+        let enter_declined_result = make.content(
+            Level::Messages,
+            user,
+            "result:enter-declined",
+            &r.enter_declined,
+        )?;
+        Ok(Session {
+            path: path.to_path_buf(),
+            tools,
+            system,
+            plan_system,
+            plan_enter_reminder,
+            plan_exit_reminder,
+            denied_result,
+            enter_approved_result,
+            enter_declined_result,
+            step_lines: step_lines(text),
+            tokenizer,
+            scenario,
+        })
+    }
+
+    /// Reads, validates and prepares a scenario file.
+    pub fn load(path: &Path, tokenizer: Option<Arc<Tokenizer>>) -> Result<Self, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ScenarioError::new(path, None, format!("cannot read scenario: {e}")).with_hint(
+                "check the path; `plancache run` with no argument replays scenarios/*.toml",
+            )
+        })?;
+        let scenario = super::load_str(&text, path)?;
+        let tokenizer = tokenizer.unwrap_or_else(|| Arc::new(Tokenizer::new(scenario.tokenizer)));
+        Session::new(scenario, path, &text, tokenizer)
+    }
+
+    /// Human place of a step (0-based index): `step 7 (line 42)`.
+    pub fn step_place(&self, index: usize) -> String {
+        step_place(&self.step_lines, index)
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// A message segment from a token source; `label` names it in explanations and, for
+    /// count-only content, keeps equal-sized blocks at different places distinct.
+    pub fn message(&self, role: Role, label: &str, source: TokenSource) -> Arc<Segment> {
+        self.maker().segment(
+            Level::Messages,
+            SegmentKind::Message(role),
+            label,
+            source,
+            None,
+        )
+    }
+
+    /// A message segment from a [`Content`] (text, tokens or file).
+    pub fn message_content(
+        &self,
+        role: Role,
+        label: &str,
+        content: &Content,
+    ) -> Result<Arc<Segment>, ScenarioError> {
+        self.maker()
+            .content(Level::Messages, SegmentKind::Message(role), label, content)
+    }
+
+    fn maker(&self) -> SegmentMaker<'_> {
+        SegmentMaker {
+            path: &self.path,
+            tokenizer: &self.tokenizer,
+        }
+    }
+}
+
+/// A tool's access: as declared, or by name.
+pub fn tool_access(t: &ToolDef) -> Access {
+    t.access
+        .unwrap_or(if DEFAULT_WRITE_TOOLS.contains(&t.name.as_str()) {
+            Access::Write
+        } else {
+            Access::Read
+        })
+}

@@ -1,0 +1,104 @@
+//! Plan-mode strategies: one file each behind one small trait.
+//!
+//! A strategy decides only how requests are *rendered*: which tools and system blocks go first,
+//! which model serves the request, what is appended when the mode changes, and what the
+//! conversation looks like after the plan is approved. What *happens* (modes, permissions,
+//! approvals) is decided by the reference state machine, identically for every strategy.
+
+mod permission_mode;
+mod toolset_swap;
+
+use std::sync::Arc;
+
+use crate::plan_mode::{Mode, Transition};
+use crate::prompt::Segment;
+use crate::scenario::Session;
+
+pub use permission_mode::PermissionMode;
+pub use toolset_swap::ToolsetSwap;
+
+/// How one harness design renders plan-mode sessions into prompts.
+pub trait Strategy: Send + Sync {
+    /// Name as given to `--strategy`.
+    fn name(&self) -> &'static str;
+
+    /// One line: the harness it represents and what it does to the prompt.
+    fn summary(&self) -> &'static str;
+
+    /// Tool definitions offered in `mode`, in prompt order.
+    fn tools(&self, session: &Session, mode: Mode) -> Vec<Arc<Segment>>;
+
+    /// System blocks in `mode`.
+    fn system(&self, session: &Session, _mode: Mode) -> Vec<Arc<Segment>> {
+        session.system.clone()
+    }
+
+    /// The model serving requests in `mode`.
+    fn model(&self, session: &Session, _mode: Mode) -> String {
+        session.scenario.model.clone()
+    }
+
+    /// Messages appended to the conversation after a mode change.
+    fn announce(&self, session: &Session, transition: &Transition) -> Vec<Arc<Segment>> {
+        let mut out = Vec::new();
+        if transition.entered_plan {
+            out.push(session.plan_enter_reminder.clone());
+        }
+        if transition.plan_approved.is_some() || transition.left_plan {
+            out.push(session.plan_exit_reminder.clone());
+        }
+        out
+    }
+
+    /// Whether a call denied by the permission layer is made and answered with an error result
+    /// (`true`), or cannot be made because the tool is absent or masked (`false`).
+    fn renders_denied_calls(&self) -> bool;
+
+    /// The conversation once the plan is approved; `approval` is the tool result carrying the
+    /// plan. The default keeps the history and appends the result.
+    fn after_approval(
+        &self,
+        _session: &Session,
+        conversation: &mut Vec<Arc<Segment>>,
+        approval: Arc<Segment>,
+    ) {
+        conversation.push(approval);
+    }
+}
+
+/// Every strategy, in display order.
+pub fn all() -> Vec<Box<dyn Strategy>> {
+    vec![Box::new(ToolsetSwap), Box::new(PermissionMode)]
+}
+
+/// The names `--strategy` accepts.
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|s| s.name()).collect()
+}
+
+/// Builds strategies from a comma-separated list (`all` for every one).
+pub fn parse_list(spec: &str) -> Result<Vec<Box<dyn Strategy>>, String> {
+    let mut out: Vec<Box<dyn Strategy>> = Vec::new();
+    for name in spec.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if name == "all" {
+            return Ok(all());
+        }
+        match all().into_iter().find(|s| s.name() == name) {
+            Some(s) => {
+                if !out.iter().any(|o| o.name() == name) {
+                    out.push(s)
+                }
+            }
+            None => {
+                return Err(format!(
+                    "unknown strategy `{name}`; known strategies: {}, or `all`",
+                    names().join(", ")
+                ))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("no strategy given; e.g. --strategy permission-mode,toolset-swap".into());
+    }
+    Ok(out)
+}

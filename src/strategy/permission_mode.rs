@@ -1,0 +1,33 @@
+//! `permission-mode`: Claude Code's design.
+//!
+//! Tools and system prompt stay byte-identical in every mode; a permission layer denies write
+//! tools in plan mode (the denied call's error result is appended), and a short reminder message
+//! announces entering and leaving plan mode. The cached prefix survives every mode switch.
+
+use std::sync::Arc;
+
+use super::Strategy;
+use crate::plan_mode::Mode;
+use crate::prompt::Segment;
+use crate::scenario::Session;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PermissionMode;
+
+impl Strategy for PermissionMode {
+    fn name(&self) -> &'static str {
+        "permission-mode"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Claude Code: tools and system constant; a permission layer denies writes in plan mode; a reminder message announces the mode"
+    }
+
+    fn tools(&self, session: &Session, _mode: Mode) -> Vec<Arc<Segment>> {
+        session.tools.iter().map(|t| t.segment.clone()).collect()
+    }
+
+    fn renders_denied_calls(&self) -> bool {
+        true
+    }
+}
