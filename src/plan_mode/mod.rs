@@ -1,0 +1,4 @@
+//! The reference plan-mode state machine and its pure helpers.
+
+pub mod allowed_prompts;
+pub mod slug;
