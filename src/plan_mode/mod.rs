@@ -2,4 +2,5 @@
 
 pub mod allowed_prompts;
 pub mod mailbox;
+pub mod policy;
 pub mod slug;
