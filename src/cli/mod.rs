@@ -2,7 +2,10 @@
 
 mod check;
 mod common;
+mod export;
+mod import;
 mod run;
+mod validate;
 
 use std::fmt;
 
@@ -25,6 +28,9 @@ pub struct Cli {
 pub enum Command {
     Run(run::RunArgs),
     Check(check::CheckArgs),
+    Import(import::ImportArgs),
+    Validate(validate::ValidateArgs),
+    Export(export::ExportArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -60,5 +66,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
+        Command::Import(args) => import::import(args),
+        Command::Validate(args) => validate::validate(args),
+        Command::Export(args) => export::export(args),
     }
 }
