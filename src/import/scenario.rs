@@ -25,12 +25,19 @@ use crate::scenario::{
 pub struct ImportOptions {
     /// Encoding whose token counts weight the split of recorded prompt growth.
     pub encoding: Encoding,
+    /// A recorded break: a request reading less than this share of the previous prompt.
+    pub break_threshold: f64,
+    /// A break whose read reaches this share of the static prefix is an early-block edit;
+    /// below it, the tools or system changed.
+    pub static_match: f64,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
         ImportOptions {
             encoding: Encoding::O200kBase,
+            break_threshold: 0.5,
+            static_match: 0.9,
         }
     }
 }
@@ -152,7 +159,7 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
             StreamKind::Main => (None, &main_tools),
             StreamKind::Agent => (agent_static, &agent_tools),
         };
-        let b = build_stream(t, s, &tok, origin, fixed, tools);
+        let b = build_stream(t, s, &tok, origin, fixed, tools, opts);
         if s.kind == StreamKind::Agent && agent_static.is_none() {
             agent_static = Some(b.static_tokens);
         }
@@ -235,6 +242,7 @@ fn build_stream(
     origin: u64,
     fixed_static: Option<u64>,
     tool_names: &[String],
+    opts: &ImportOptions,
 ) -> Built {
     // Cut the stream into: items before the first request, then (request, items after it).
     let mut pre: Vec<&Item> = Vec::new();
@@ -379,6 +387,10 @@ fn build_stream(
                     for (p, n) in pieces.iter_mut().zip(apportion(p_next - p_now, &w)) {
                         p.tokens = n;
                     }
+                    if let Some(what) = classify_break(r, next, static_tokens, opts) {
+                        notes.push(format!("request {}: {what}", next.request_id));
+                        unmodelled_next.push(what);
+                    }
                 } else {
                     for p in pieces.iter_mut() {
                         p.tokens = p.weight;
@@ -410,7 +422,7 @@ fn build_stream(
         let mut plan_answer: Option<Step> = None;
         let mut trailing_after_answer: u64 = 0;
         for b in &r.blocks {
-            let Block::ToolUse { id, name, .. } = b else {
+            let Block::ToolUse { id, name, input } = b else {
                 continue;
             };
             let result = pieces.iter().enumerate().skip(1).find(|(_, p)| {
@@ -453,6 +465,9 @@ fn build_stream(
                         mode = Mode::Plan;
                     }
                     if is_error {
+                        // The machine reads the plan from the call; a rejection's result carries
+                        // only the feedback, so the plan's size is its own token count.
+                        call.plan_tokens = Some(clamp(weight(tok, input).max(1)));
                         plan_answer = Some(Step::Reject(TextOrContent::Content(Content::tokens(
                             clamp(size),
                         ))));
@@ -586,6 +601,39 @@ fn build_stream(
         },
         static_tokens,
     }
+}
+
+/// Why the recorded cache broke before `next`, when the break is not an idle gap longer than the
+/// TTL (which the cache model replays from the timestamps): where the recorded read stopped
+/// tells what changed. A read that still covers the static prefix (tools + system) means a block
+/// early in the messages changed (a memory or instructions file injected near the start); a read
+/// that stops inside it means the tools or the system prompt changed (e.g. tools added).
+fn classify_break(
+    prev: &ApiRequest,
+    next: &ApiRequest,
+    static_tokens: u64,
+    opts: &ImportOptions,
+) -> Option<String> {
+    let read = next.usage.cache_read_input_tokens;
+    let p_prev = prev.usage.prompt_tokens();
+    if read as f64 >= opts.break_threshold * p_prev as f64 {
+        return None;
+    }
+    let ttl = prev.usage.written_ttl().unwrap_or(Ttl::FiveMinutes);
+    if next.first_at_ms.saturating_sub(prev.first_at_ms) > ttl.millis() {
+        return None;
+    }
+    Some(if read as f64 >= opts.static_match * static_tokens as f64 {
+        format!(
+            "early context block edited (the read stops at {read}, the end of the {static_tokens}-token static prefix, within the {} TTL)",
+            ttl.as_str()
+        )
+    } else {
+        format!(
+            "tools or system prompt changed (the read stops at {read}, inside the {static_tokens}-token static prefix, within the {} TTL)",
+            ttl.as_str()
+        )
+    })
 }
 
 fn majority_ttl(ttls: impl Iterator<Item = Option<Ttl>>) -> Option<Ttl> {
