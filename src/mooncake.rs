@@ -61,7 +61,7 @@ impl BlockHasher {
 /// Wraps the cache model of a replay and records every request it sees.
 struct Recorder<'a> {
     inner: &'a mut dyn CacheModel,
-    seen: Vec<(u64, Vec<TokenId>, u64)>,
+    seen: Vec<RecordedPrompt>,
 }
 
 impl CacheModel for Recorder<'_> {
@@ -82,6 +82,24 @@ impl CacheModel for Recorder<'_> {
     }
 }
 
+/// One replayed request: when it was sent (simulated ms), its prompt tokens, its output length.
+pub type RecordedPrompt = (u64, Vec<TokenId>, u64);
+
+/// Replays `session` under `strategy` and returns every request's prompt tokens.
+pub fn prompts(
+    session: &Session,
+    strategy: &dyn Strategy,
+    cache: &mut dyn CacheModel,
+    env: &ReplayEnv,
+) -> Result<Vec<RecordedPrompt>, engine::ReplayError> {
+    let mut rec = Recorder {
+        inner: cache,
+        seen: Vec::new(),
+    };
+    engine::replay(session, strategy, &mut rec, env)?;
+    Ok(rec.seen)
+}
+
 /// Replays `session` under `strategy` and returns its requests as trace lines.
 pub fn trace(
     session: &Session,
@@ -90,15 +108,10 @@ pub fn trace(
     env: &ReplayEnv,
     block_size: usize,
 ) -> Result<Vec<TraceLine>, engine::ReplayError> {
-    let mut rec = Recorder {
-        inner: cache,
-        seen: Vec::new(),
-    };
-    engine::replay(session, strategy, &mut rec, env)?;
+    let seen = prompts(session, strategy, cache, env)?;
     let mut hasher = BlockHasher::new(block_size);
-    let start = rec.seen.first().map_or(0, |s| s.0);
-    Ok(rec
-        .seen
+    let start = seen.first().map_or(0, |s| s.0);
+    Ok(seen
         .iter()
         .map(|(at, tokens, out)| TraceLine {
             timestamp: at - start,

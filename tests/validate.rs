@@ -1,0 +1,141 @@
+//! `validate`: per-request comparison with the recorded usage and the error figures.
+
+use std::path::{Path, PathBuf};
+
+use plancache::engine::ReplayEnv;
+use plancache::import::{Harness, Transcript};
+use plancache::validate::{validate, FirstRequest, RequestCheck, Stats, ValidateOptions};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/transcripts")
+        .join(name)
+}
+
+fn read(names: &[&str]) -> Vec<Transcript> {
+    names
+        .iter()
+        .map(|n| Harness::ClaudeCode.read(&fixture(n)).expect("readable"))
+        .collect()
+}
+
+fn ideal() -> ValidateOptions {
+    ValidateOptions {
+        cache: "ideal".into(),
+        ..ValidateOptions::default()
+    }
+}
+
+#[test]
+fn real_transcripts_replay_with_exact_prompt_sizes() {
+    let ts = read(&[
+        "dkimuson_1af7fc5e.jsonl",
+        "dkimuson_5c0375b4.jsonl",
+        "dkimuson_fe5e1c67.jsonl",
+    ]);
+    let v = validate(&ts, &ideal(), &ReplayEnv::default()).expect("validates");
+    assert_eq!(v.checks.len(), 7 + 20 + 170);
+    let overall = v.stats().pop().expect("overall");
+    assert_eq!(overall.label, "overall");
+    // 197 requests minus the 10 first requests of the 10 streams.
+    assert_eq!(overall.requests, 187);
+    // No compaction in these sessions: derived sizes reproduce every recorded prompt.
+    assert_eq!(overall.worst_prompt_error, 0.0);
+    // Within a stream no request of these sessions reads less than half the previous prompt.
+    assert_eq!(overall.recorded_breaks, 0);
+    let csv = String::from_utf8(v.to_csv().expect("csv")).expect("utf8");
+    assert_eq!(csv.lines().count(), 1 + 197);
+    assert!(v.to_markdown().contains("| overall | 187 |"));
+}
+
+#[test]
+fn first_requests_are_kept_apart_unless_asked() {
+    let ts = read(&["sidechains.jsonl"]);
+    let apart = validate(&ts, &ideal(), &ReplayEnv::default()).expect("validates");
+    let include = validate(
+        &ts,
+        &ValidateOptions {
+            first_request: FirstRequest::Include,
+            ..ideal()
+        },
+        &ReplayEnv::default(),
+    )
+    .expect("validates");
+    // 8 requests in 4 streams: 4 first requests.
+    assert_eq!(apart.stats().last().map(|s| s.requests), Some(4));
+    assert_eq!(include.stats().last().map(|s| s.requests), Some(8));
+    // agent-2 started together with agent-1 and read nothing (agent-1's entry was still being
+    // written); the ideal cache, which has no notion of in-flight writes, predicts a full hit.
+    let a2 = apart
+        .checks
+        .iter()
+        .find(|c| c.stream == "agent-2" && c.first_in_stream)
+        .expect("agent-2");
+    assert_eq!(a2.recorded_read, 0);
+    assert_eq!(a2.predicted_read, a2.recorded_prompt);
+}
+
+#[test]
+fn missed_breaks_show_in_recall_with_their_classification() {
+    let ts = read(&["breaks.jsonl"]);
+    let v = validate(&ts, &ideal(), &ReplayEnv::default()).expect("validates");
+    let s = v.stats().pop().expect("overall");
+    // Requests 3-6 all read < 50% of the previous prompt; the ideal cache (no TTL, and the
+    // scenario cannot yet express the edit, the tool change or the compaction) predicts none.
+    assert_eq!(s.recorded_breaks, 4);
+    assert_eq!(s.predicted_breaks, 0);
+    assert_eq!(s.recall, Some(0.0));
+    assert_eq!(s.precision, None);
+    let md = v.to_markdown();
+    assert!(md.contains("early context block edited"));
+    assert!(md.contains("tools or system prompt changed"));
+}
+
+fn check(rec: (u64, u64, u64), pred: (u64, u64, u64), breaks: (bool, bool)) -> RequestCheck {
+    RequestCheck {
+        transcript: "t".into(),
+        stream: "main".into(),
+        request: 2,
+        request_id: "r".into(),
+        line: 1,
+        model: "m".into(),
+        sent_at_ms: 0,
+        first_in_stream: false,
+        recorded_prompt: rec.0 + rec.1 + rec.2,
+        recorded_input: rec.0,
+        recorded_creation: rec.1,
+        recorded_read: rec.2,
+        recorded_units: rec.0 as f64 + 1.25 * rec.1 as f64 + 0.1 * rec.2 as f64,
+        predicted_prompt: pred.0 + pred.1 + pred.2,
+        predicted_input: pred.0,
+        predicted_creation: pred.1,
+        predicted_read: pred.2,
+        predicted_units: pred.0 as f64 + 1.25 * pred.1 as f64 + 0.1 * pred.2 as f64,
+        recorded_break: breaks.0,
+        predicted_break: breaks.1,
+        reason: String::new(),
+        unmodelled: String::new(),
+    }
+}
+
+#[test]
+fn stats_follow_their_definitions() {
+    // Prompts 1000 / 1000 / 2000 recorded; predicted 1000 / 1100 / 2000.
+    let a = check((0, 100, 900), (0, 100, 900), (false, false));
+    let b = check((0, 1000, 0), (0, 200, 900), (true, false)); // missed break, read off by 900
+    let c = check((0, 2000, 0), (0, 2000, 0), (true, true));
+    let s = Stats::of("x", &[&a, &b, &c], 0.05);
+    // Prompt errors 0, 0.1, 0 -> median 0, worst 0.1.
+    assert_eq!(s.median_prompt_error, 0.0);
+    assert!((s.worst_prompt_error - 0.1).abs() < 1e-12);
+    // |Δread|/prompt: 0, 0.9, 0 -> mean 0.3; |Δcreation|/prompt: 0, 0.8, 0 -> mean 0.2667.
+    assert!((s.mean_read_error - 0.3).abs() < 1e-12);
+    assert!((s.mean_creation_error - 0.8 / 3.0).abs() < 1e-12);
+    // Breaks: recorded b, c; predicted c -> precision 1, recall 0.5.
+    assert_eq!((s.precision, s.recall), (Some(1.0), Some(0.5)));
+    // Units: recorded 125+90 + 1250 + 2500 = 3965; predicted 215 + 250+90 + 2500 = 3055.
+    assert!((s.recorded_units - 3965.0).abs() < 1e-9);
+    assert!((s.predicted_units - 3055.0).abs() < 1e-9);
+    assert!((s.cost_error() - (3055.0 - 3965.0) / 3965.0).abs() < 1e-12);
+    assert_eq!(s.mispredicted, 1);
+}
