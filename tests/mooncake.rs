@@ -37,10 +37,9 @@ fn hash_ids_round_trip_to_shared_prefixes() {
         for (i, a) in ps.iter().enumerate() {
             assert_eq!(ids[i].len(), a.1.len().div_ceil(size));
             for (j, b) in ps.iter().enumerate() {
-                let n = ids[i].len().min(ids[j].len());
-                for k in 0..n {
+                for (k, (x, y)) in ids[i].iter().zip(&ids[j]).enumerate() {
                     assert_eq!(
-                        ids[i][k] == ids[j][k],
+                        x == y,
                         same_block_prefix(&a.1, &b.1, k, size),
                         "{name}: requests {i} and {j}, block {k}"
                     );
