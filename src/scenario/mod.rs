@@ -10,4 +10,4 @@ mod session;
 
 pub use format::*;
 pub use load::{load_file, load_str, ScenarioError};
-pub use session::Session;
+pub use session::{tool_access, Session, Tool, DEFAULT_WRITE_TOOLS};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::plan_mode::{Mode, Transition};
 use crate::prompt::Segment;
-use crate::scenario::Session;
+use crate::scenario::{Session, Tool};
 
 pub use permission_mode::PermissionMode;
 pub use toolset_swap::ToolsetSwap;
@@ -25,8 +25,9 @@ pub trait Strategy: Send + Sync {
     /// One line: the harness it represents and what it does to the prompt.
     fn summary(&self) -> &'static str;
 
-    /// Tool definitions offered in `mode`, in prompt order.
-    fn tools(&self, session: &Session, mode: Mode) -> Vec<Arc<Segment>>;
+    /// Tool definitions offered in `mode`, in prompt order. `toolset` is the stream's toolset in
+    /// force (the session's tools, changed by `add_tool` / `remove_tool`, or a subagent's tools).
+    fn tools(&self, session: &Session, toolset: &[Tool], mode: Mode) -> Vec<Arc<Segment>>;
 
     /// System blocks in `mode`.
     fn system(&self, session: &Session, _mode: Mode) -> Vec<Arc<Segment>> {
@@ -54,12 +55,32 @@ pub trait Strategy: Send + Sync {
     /// (`true`), or cannot be made because the tool is absent or masked (`false`).
     fn renders_denied_calls(&self) -> bool;
 
+    /// Why a denied call cannot be made under this strategy (shown by `check`); only asked when
+    /// [`Strategy::renders_denied_calls`] is `false`.
+    fn unrendered_rule(&self) -> &'static str {
+        "the tool is not offered in plan mode"
+    }
+
+    /// Whether `tool` is loaded on demand: before the first request whose reply calls it, a tool
+    /// reference block carrying its definition is appended to the conversation.
+    fn loads_on_demand(&self, _session: &Session, _tool: &Tool) -> bool {
+        false
+    }
+
+    /// Messages appended when `tool` becomes available mid-session (`add_tool` at `step`,
+    /// 0-based). The default adds nothing: the tool simply joins the tools list.
+    fn tool_added(&self, _session: &Session, _tool: &Tool, _step: usize) -> Vec<Arc<Segment>> {
+        Vec::new()
+    }
+
     /// The conversation once the plan is approved; `approval` is the tool result carrying the
-    /// plan. The default keeps the history and appends the result.
+    /// plan and `context` the early context blocks in force. The default keeps the history and
+    /// appends the result.
     fn after_approval(
         &self,
         _session: &Session,
         conversation: &mut Vec<Arc<Segment>>,
+        _context: &[Arc<Segment>],
         approval: Arc<Segment>,
     ) {
         conversation.push(approval);
