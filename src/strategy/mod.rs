@@ -5,7 +5,12 @@
 //! conversation looks like after the plan is approved. What *happens* (modes, permissions,
 //! approvals) is decided by the reference state machine, identically for every strategy.
 
+mod deferred_tools;
+mod history_reset;
+mod masked;
+mod model_switch;
 mod permission_mode;
+mod system_swap;
 mod toolset_swap;
 
 use std::sync::Arc;
@@ -14,7 +19,12 @@ use crate::plan_mode::{Mode, Transition};
 use crate::prompt::Segment;
 use crate::scenario::{Session, Tool};
 
+pub use deferred_tools::{is_deferred, DeferredTools};
+pub use history_reset::HistoryReset;
+pub use masked::Masked;
+pub use model_switch::ModelSwitch;
 pub use permission_mode::PermissionMode;
+pub use system_swap::{plan_system, SystemSwap};
 pub use toolset_swap::ToolsetSwap;
 
 /// How one harness design renders plan-mode sessions into prompts.
@@ -87,14 +97,31 @@ pub trait Strategy: Send + Sync {
     }
 }
 
-/// Every strategy, in display order.
+/// Every strategy, in display order (what `--strategy all` runs).
 pub fn all() -> Vec<Box<dyn Strategy>> {
-    vec![Box::new(ToolsetSwap), Box::new(PermissionMode)]
+    vec![
+        Box::new(ToolsetSwap),
+        Box::new(PermissionMode),
+        Box::new(SystemSwap { swap_tools: false }),
+        Box::new(HistoryReset),
+        Box::new(ModelSwitch),
+        Box::new(DeferredTools),
+        Box::new(Masked),
+    ]
+}
+
+/// Variants that `--strategy` accepts by name but `all` does not run.
+pub fn variants() -> Vec<Box<dyn Strategy>> {
+    vec![Box::new(SystemSwap { swap_tools: true })]
 }
 
 /// The names `--strategy` accepts.
 pub fn names() -> Vec<&'static str> {
-    all().iter().map(|s| s.name()).collect()
+    all()
+        .iter()
+        .chain(variants().iter())
+        .map(|s| s.name())
+        .collect()
 }
 
 /// Builds strategies from a comma-separated list (`all` for every one).
@@ -104,7 +131,11 @@ pub fn parse_list(spec: &str) -> Result<Vec<Box<dyn Strategy>>, String> {
         if name == "all" {
             return Ok(all());
         }
-        match all().into_iter().find(|s| s.name() == name) {
+        match all()
+            .into_iter()
+            .chain(variants())
+            .find(|s| s.name() == name)
+        {
             Some(s) => {
                 if !out.iter().any(|o| o.name() == name) {
                     out.push(s)
