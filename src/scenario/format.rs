@@ -125,6 +125,14 @@ fn yes() -> bool {
     true
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 fn default_plans_dir() -> String {
     "plans".to_string()
 }
@@ -236,7 +244,7 @@ pub struct ToolDef {
     #[schemars(with = "Option<serde_json::Value>")]
     pub schema: Option<toml::Value>,
     /// Listed as a stub and loaded on demand (strategies that defer tools).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub deferred: bool,
     #[serde(default)]
     pub cache_control: Option<Ttl>,
@@ -470,13 +478,13 @@ pub struct Turn {
     #[serde(default)]
     pub text: Option<String>,
     /// Reasoning tokens: billed as output, never repeated in later prompts.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u32,
     /// Model that served this request, overriding the strategy's (recorded as a note).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Tool calls made in this reply, executed in order.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<Call>,
 }
 
@@ -495,7 +503,7 @@ pub struct Call {
     #[serde(default)]
     pub command: Option<String>,
     /// The call writes the session's plan file (allowed in plan mode).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub plan_file: bool,
     /// File the call writes; a write to this session's plan file (`<plans_dir>/<slug>.md`, or
     /// `<slug>-agent-<name>.md` in a subagent) counts as `plan_file = true`.
@@ -508,10 +516,14 @@ pub struct Call {
     #[serde(default)]
     pub plan: Option<String>,
     /// Semantic permissions requested with the plan (ExitPlanMode).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_prompts: Vec<AllowedPrompt>,
     /// Time this call takes (default: `timing.tool`).
-    #[serde(default, with = "opt_duration_str")]
+    #[serde(
+        default,
+        with = "opt_duration_str",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(with = "Option<String>")]
     pub duration: Option<Duration>,
 }
