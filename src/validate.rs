@@ -92,8 +92,8 @@ pub struct RequestCheck {
     pub predicted_break: bool,
     /// Where and why the model's reuse stopped (empty when it read the whole previous prompt).
     pub reason: String,
-    /// Events before this request that the scenario cannot express yet.
-    pub unmodelled: String,
+    /// Events recognised before this request (compaction, early-block edit, tool change).
+    pub events: String,
 }
 
 impl RequestCheck {
@@ -293,7 +293,7 @@ pub fn validate(
 /// earlier session of the same account would have.
 fn prewarm(session: &Session, strategy: &dyn Strategy, cache: &mut dyn cache::CacheModel) {
     let mode = session.scenario.initial_mode;
-    let mut segments = strategy.tools(session, mode);
+    let mut segments = strategy.tools(session, &session.tools, mode);
     segments.extend(strategy.system(session, mode).into_iter().take(1));
     let req = Request {
         index: 0,
@@ -370,7 +370,7 @@ fn compare(
             recorded_break,
             predicted_break,
             reason: row.break_reason.clone(),
-            unmodelled: rec.unmodelled.join("; "),
+            events: rec.events.join("; "),
         });
     }
     out
@@ -446,7 +446,7 @@ impl Validation {
             "predicted_break",
             "mispredicted",
             "reason",
-            "unmodelled",
+            "events",
         ])
         .map_err(err)?;
         for c in &self.checks {
@@ -473,7 +473,7 @@ impl Validation {
                 c.predicted_break.to_string(),
                 c.mispredicted(self.options.tolerance).to_string(),
                 c.reason.clone(),
-                c.unmodelled.clone(),
+                c.events.clone(),
             ])
             .map_err(err)?;
         }
@@ -558,7 +558,7 @@ impl Validation {
         if bad.is_empty() {
             md.push_str("None.\n");
         } else {
-            md.push_str("| transcript | stream | request | line | prompt | read rec | read pred | break rec/pred | model's reason | not modelled |\n|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
+            md.push_str("| transcript | stream | request | line | prompt | read rec | read pred | break rec/pred | model's reason | recognised event |\n|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
             for c in bad {
                 md.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} |\n",
@@ -572,11 +572,7 @@ impl Validation {
                     c.recorded_break,
                     c.predicted_break,
                     if c.reason.is_empty() { "-" } else { &c.reason },
-                    if c.unmodelled.is_empty() {
-                        "-"
-                    } else {
-                        &c.unmodelled
-                    }
+                    if c.events.is_empty() { "-" } else { &c.events }
                 ));
             }
         }

@@ -105,7 +105,7 @@ fn breaks_that_are_not_ttl_are_recognised_from_the_usage_pattern() {
     let unmodelled: Vec<&str> = main
         .requests
         .iter()
-        .map(|r| r.unmodelled.first().map_or("", String::as_str))
+        .map(|r| r.events.first().map_or("", String::as_str))
         .collect();
     // b3 reads 9940 = the static prefix: an early block changed. b4 reads 4100 < 0.9 x static:
     // tools changed. b5 follows a 10-minute gap (TTL 5 min): left to the cache model. b6 follows

@@ -76,19 +76,23 @@ fn first_requests_are_kept_apart_unless_asked() {
 }
 
 #[test]
-fn missed_breaks_show_in_recall_with_their_classification() {
+fn recognised_events_let_the_replay_predict_non_ttl_breaks() {
     let ts = read(&["breaks.jsonl"]);
     let v = validate(&ts, &ideal(), &ReplayEnv::default()).expect("validates");
     let s = v.stats().pop().expect("overall");
-    // Requests 3-6 all read < 50% of the previous prompt; the ideal cache (no TTL, and the
-    // scenario cannot yet express the edit, the tool change or the compaction) predicts none.
+    // Requests 3-6 all read < 50% of the previous prompt. The importer emits `edit_context`
+    // (3), `add_tool` (4) and `compact` (6), so the replay breaks there too; request 5 follows a
+    // 10-minute idle gap, which the ideal cache (no TTL) cannot predict: recall 3/4.
     assert_eq!(s.recorded_breaks, 4);
-    assert_eq!(s.predicted_breaks, 0);
-    assert_eq!(s.recall, Some(0.0));
-    assert_eq!(s.precision, None);
-    let md = v.to_markdown();
-    assert!(md.contains("early context block edited"));
-    assert!(md.contains("tools or system prompt changed"));
+    assert_eq!(s.predicted_breaks, 3);
+    assert_eq!(s.recall, Some(0.75));
+    assert_eq!(s.precision, Some(1.0));
+    // The compaction is replayed too: every prompt size matches the recorded one.
+    assert_eq!(s.worst_prompt_error, 0.0);
+    let b3 = &v.checks[2];
+    // After the edit the replay reads the static prefix only: 9973 tokens (recorded 9940).
+    assert_eq!(b3.predicted_read, 9973);
+    assert!(b3.events.starts_with("early context block edited"));
 }
 
 fn check(rec: (u64, u64, u64), pred: (u64, u64, u64), breaks: (bool, bool)) -> RequestCheck {
@@ -114,7 +118,7 @@ fn check(rec: (u64, u64, u64), pred: (u64, u64, u64), breaks: (bool, bool)) -> R
         recorded_break: breaks.0,
         predicted_break: breaks.1,
         reason: String::new(),
-        unmodelled: String::new(),
+        events: String::new(),
     }
 }
 

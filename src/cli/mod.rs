@@ -3,6 +3,7 @@
 mod check;
 mod common;
 mod export;
+mod generate;
 mod import;
 mod run;
 mod validate;
@@ -31,6 +32,7 @@ pub enum Command {
     Import(import::ImportArgs),
     Validate(validate::ValidateArgs),
     Export(export::ExportArgs),
+    Generate(generate::GenerateArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -69,5 +71,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Import(args) => import::import(args),
         Command::Validate(args) => validate::validate(args),
         Command::Export(args) => export::export(args),
+        Command::Generate(args) => generate::run(args),
     }
 }

@@ -16,8 +16,8 @@ use super::{ApiRequest, Block, Item, Stream, StreamKind, Transcript, Usage};
 use crate::plan_mode::Mode;
 use crate::prompt::{Encoding, TokenSource, Tokenizer, Ttl};
 use crate::scenario::{
-    Access, Blocks, Call, Content, Reminders, Scenario, Step, Target, TextOrContent, Timing,
-    ToolDef, Turn, WaitDuration, DEFAULT_WRITE_TOOLS,
+    Access, Blocks, Call, Compact, Content, ContextBlock, Reminders, Scenario, Step, Target,
+    TextOrContent, Timing, ToolDef, Turn, WaitDuration, DEFAULT_WRITE_TOOLS,
 };
 
 /// How a transcript is turned into scenarios.
@@ -53,9 +53,10 @@ pub struct RecordedRequest {
     pub usage: Usage,
     /// When it was sent, in ms after the transcript's first record.
     pub sent_at_ms: u64,
-    /// Events between the previous request and this one that the scenario cannot express (e.g.
-    /// a compaction); validate lists them next to the request.
-    pub unmodelled: Vec<String>,
+    /// Events recognised between the previous request and this one (a compaction, an early
+    /// context-block edit, a tool-list change), as emitted into the scenario; validate lists them
+    /// next to the request.
+    pub events: Vec<String>,
 }
 
 /// The scenario of one stream, with what was recorded for each of its requests.
@@ -306,6 +307,37 @@ fn build_stream(
         Blocks::One(Content::tokens(clamp(static_tokens)))
     };
 
+    // What happened between consecutive requests, judged from the usage and the records.
+    let boundaries: Vec<Boundary> = rounds
+        .windows(2)
+        .map(|w| {
+            let (r, after) = (&w[0].0, &w[0].1);
+            let next = w[1].0;
+            let compacted = after.iter().any(|i| matches!(i, Item::Compaction { .. }));
+            if compacted || next.usage.prompt_tokens() < r.usage.prompt_tokens() {
+                Boundary::Compact
+            } else {
+                classify_break(r, next, static_tokens, opts).unwrap_or(Boundary::None)
+            }
+        })
+        .collect();
+    // An early-block edit needs the block declared: the stream's first user message (where the
+    // harness injects memory and instruction files) becomes the scenario's context block.
+    let first_user = pre.iter().position(|i| matches!(i, Item::User { .. }));
+    let mut pre_sizes = pre_sizes;
+    let context_tokens = match first_user {
+        Some(j)
+            if boundaries
+                .iter()
+                .any(|b| matches!(b, Boundary::EarlyEdit(_))) =>
+        {
+            let k = pre[..j].iter().filter(|i| carries_tokens(i)).count();
+            Some(std::mem::take(&mut pre_sizes[k]))
+        }
+        _ => None,
+    };
+    let context_size = context_tokens.unwrap_or(0);
+
     let mut steps: Vec<Step> = Vec::new();
     let mut requests = Vec::new();
     let mut mode = s.initial_mode;
@@ -316,13 +348,18 @@ fn build_stream(
         .min(pre.first().map_or(u64::MAX, |i| i.at_ms()));
     steps.extend(wait(start.saturating_sub(origin)));
     let mut sizes = pre_sizes.into_iter();
-    for i in &pre {
+    for (j, i) in pre.iter().enumerate() {
         match i {
             Item::Mode { mode: m, .. } => {
                 steps.push(Step::Mode(*m));
                 mode = *m;
             }
-            _ => steps.push(user_tokens(sizes.next().unwrap_or(0))),
+            _ => {
+                let n = sizes.next().unwrap_or(0);
+                if !(context_tokens.is_some() && Some(j) == first_user) {
+                    steps.push(user_tokens(n));
+                }
+            }
         }
     }
 
@@ -335,7 +372,7 @@ fn build_stream(
             .unwrap_or(r.first_at_ms)
     };
     let mut prev_sent = sent_at(first, &pre);
-    let mut unmodelled_next: Vec<String> = Vec::new();
+    let mut events_next: Vec<String> = Vec::new();
     let mut prev_first_at = first.first_at_ms;
     for (k, (r, after)) in rounds.iter().enumerate() {
         let sent = if k == 0 {
@@ -355,9 +392,10 @@ fn build_stream(
             model: r.model.clone(),
             usage: r.usage,
             sent_at_ms: sent.saturating_sub(origin),
-            unmodelled: std::mem::take(&mut unmodelled_next),
+            events: std::mem::take(&mut events_next),
         });
 
+        let mut implicit_summary: Option<u64> = None;
         // What this reply and the items after it add to the next prompt.
         let reply_text: String = r
             .blocks
@@ -377,35 +415,61 @@ fn build_stream(
                 tokens: 0,
             });
         }
+        let boundary = boundaries.get(k).cloned().unwrap_or(Boundary::None);
         match rounds.get(k + 1) {
+            Some((next, _)) if boundary == Boundary::Compact => {
+                // Pieces before the summary are dropped by the compaction: their own sizes. The
+                // next prompt is static + context + summary + what follows the summary.
+                let cut = pieces
+                    .iter()
+                    .position(|p| matches!(p.item, Some(Item::Compaction { .. })))
+                    .unwrap_or(pieces.len());
+                for p in pieces[..cut].iter_mut() {
+                    p.tokens = p.weight;
+                }
+                let budget = next
+                    .usage
+                    .prompt_tokens()
+                    .saturating_sub(static_tokens + context_size);
+                let mut w: Vec<u64> = pieces[cut..].iter().map(|p| p.weight.max(1)).collect();
+                if cut == pieces.len() {
+                    w.push(1); // no summary record: the whole budget is the summary
+                }
+                let parts = apportion(budget, &w);
+                for (p, n) in pieces[cut..].iter_mut().zip(&parts) {
+                    p.tokens = *n;
+                }
+                implicit_summary = (cut == pieces.len()).then(|| parts[parts.len() - 1]);
+                let what = format!(
+                    "compaction: {} -> {} tokens, replayed as a `compact` step",
+                    r.usage.prompt_tokens(),
+                    next.usage.prompt_tokens()
+                );
+                notes.push(format!("request {}: {what}", next.request_id));
+                events_next.push(what);
+            }
             Some((next, _)) => {
                 let p_now = r.usage.prompt_tokens();
                 let p_next = next.usage.prompt_tokens();
-                let compacted = after.iter().any(|i| matches!(i, Item::Compaction { .. }));
-                if p_next >= p_now && !compacted {
-                    let w: Vec<u64> = pieces.iter().map(|p| p.weight).collect();
-                    for (p, n) in pieces.iter_mut().zip(apportion(p_next - p_now, &w)) {
-                        p.tokens = n;
+                let w: Vec<u64> = pieces.iter().map(|p| p.weight).collect();
+                for (p, n) in pieces.iter_mut().zip(apportion(p_next - p_now, &w)) {
+                    p.tokens = n;
+                }
+                let what = match &boundary {
+                    Boundary::EarlyEdit(w) if context_tokens.is_some() => {
+                        Some(format!("{w}; replayed as an `edit_context` step"))
                     }
-                    if let Some(what) = classify_break(r, next, static_tokens, opts) {
-                        notes.push(format!("request {}: {what}", next.request_id));
-                        unmodelled_next.push(what);
+                    Boundary::EarlyEdit(w) => Some(format!(
+                        "{w}; no first user message to hold the block: not replayed"
+                    )),
+                    Boundary::ToolsChanged(w) => {
+                        Some(format!("{w}; replayed as an `add_tool` step"))
                     }
-                } else {
-                    for p in pieces.iter_mut() {
-                        p.tokens = p.weight;
-                    }
-                    let what = if compacted {
-                        "compaction (the conversation restarts from a summary)"
-                    } else {
-                        "the prompt shrank (context dropped)"
-                    };
-                    let msg = format!(
-                        "request {}: {what}: {p_now} -> {p_next} tokens; the scenario format has no step for it yet, so the replayed prompt keeps growing",
-                        next.request_id
-                    );
-                    notes.push(msg.clone());
-                    unmodelled_next.push(what.to_string());
+                    _ => None,
+                };
+                if let Some(what) = what {
+                    notes.push(format!("request {}: {what}", next.request_id));
+                    events_next.push(what);
                 }
             }
             None => {
@@ -492,9 +556,11 @@ fn build_stream(
             }
             calls.push(call);
         }
+        let family = model_family(&r.model);
         steps.push(Step::Assistant(Turn {
             tokens: Some(clamp(pieces[0].tokens)),
             calls,
+            model: (family != model && !r.model.is_empty()).then_some(family),
             ..Turn::default()
         }));
         if let Some(a) = plan_answer {
@@ -516,6 +582,11 @@ fn build_stream(
                         mode = *m;
                     }
                 }
+                Item::Compaction { .. } => {
+                    if let Some((p, _)) = piece_iter.next() {
+                        steps.push(compact(p.tokens));
+                    }
+                }
                 _ => {
                     if let Some((p, done)) = piece_iter.next() {
                         if !done && p.tokens > 0 {
@@ -524,6 +595,32 @@ fn build_stream(
                     }
                 }
             }
+        }
+        if let Some(n) = implicit_summary {
+            steps.push(compact(n));
+        }
+        match boundaries.get(k) {
+            Some(Boundary::EarlyEdit(_)) if context_tokens.is_some() => {
+                steps.push(Step::EditContext(ContextBlock {
+                    name: CONTEXT_BLOCK.into(),
+                    tokens: Some(clamp(context_size)),
+                    ..ContextBlock::default()
+                }));
+            }
+            Some(Boundary::ToolsChanged(_)) => {
+                if let Some((next, _)) = rounds.get(k + 1) {
+                    steps.push(Step::AddTool(ToolDef {
+                        name: format!("added-before-{}", next.request_id),
+                        access: Some(Access::Read),
+                        tokens: Some(0),
+                        description: None,
+                        schema: None,
+                        deferred: false,
+                        cache_control: None,
+                    }));
+                }
+            }
+            _ => {}
         }
     }
 
@@ -567,6 +664,16 @@ fn build_stream(
         plans_dir: "plans".into(),
         system,
         plan_system: None,
+        context: context_tokens
+            .map(|n| {
+                vec![ContextBlock {
+                    name: CONTEXT_BLOCK.into(),
+                    tokens: Some(clamp(n)),
+                    ..ContextBlock::default()
+                }]
+            })
+            .unwrap_or_default(),
+        deferred_tools: Default::default(),
         tools,
         // Reminders and plan-tool results are part of the recorded growth: zero-sized here so
         // they are not counted twice.
@@ -613,7 +720,7 @@ fn classify_break(
     next: &ApiRequest,
     static_tokens: u64,
     opts: &ImportOptions,
-) -> Option<String> {
+) -> Option<Boundary> {
     let read = next.usage.cache_read_input_tokens;
     let p_prev = prev.usage.prompt_tokens();
     if read as f64 >= opts.break_threshold * p_prev as f64 {
@@ -624,15 +731,37 @@ fn classify_break(
         return None;
     }
     Some(if read as f64 >= opts.static_match * static_tokens as f64 {
-        format!(
+        Boundary::EarlyEdit(format!(
             "early context block edited (the read stops at {read}, the end of the {static_tokens}-token static prefix, within the {} TTL)",
             ttl.as_str()
-        )
+        ))
     } else {
-        format!(
+        Boundary::ToolsChanged(format!(
             "tools or system prompt changed (the read stops at {read}, inside the {static_tokens}-token static prefix, within the {} TTL)",
             ttl.as_str()
-        )
+        ))
+    })
+}
+
+/// What happened between two consecutive requests of a stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Boundary {
+    None,
+    /// The conversation restarted from a summary (recorded, or the prompt shrank).
+    Compact,
+    /// An early context block changed (description).
+    EarlyEdit(String),
+    /// The tools or the system prompt changed (description).
+    ToolsChanged(String),
+}
+
+/// Name of the context block an imported scenario declares for early-block edits.
+pub const CONTEXT_BLOCK: &str = "early-context";
+
+fn compact(tokens: u64) -> Step {
+    Step::Compact(Compact {
+        summary_tokens: Some(clamp(tokens)),
+        summary: None,
     })
 }
 
