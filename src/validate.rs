@@ -16,7 +16,7 @@ use crate::cache::{self, PriceTable};
 use crate::engine::{self, ReplayEnv};
 use crate::import::{build_scenarios, ImportOptions, ImportedScenario, StreamKind, Transcript};
 use crate::metrics::RequestRow;
-use crate::prompt::{Request, RequestSettings, Tokenizer};
+use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
 use crate::scenario::Session;
 use crate::strategy::{self, Strategy};
 
@@ -250,7 +250,8 @@ pub fn validate(
     for t in transcripts {
         let mut imported = build_scenarios(t, &ImportOptions::default());
         imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
-        let mut cache = cache::build(&opts.cache, &env.prices)?;
+        let config = harness_config(&env.caches, t, &imported);
+        let mut cache = cache::build_with(&opts.cache, &env.prices, &config)?;
         let main = imported.iter().find(|s| s.kind == StreamKind::Main);
         out.imports.push(ImportSummary {
             transcript: t.name.clone(),
@@ -287,6 +288,31 @@ pub fn validate(
         }
     }
     Ok(out)
+}
+
+/// The cache parameters with the TTLs the transcript wrote: Claude Code's message breakpoint
+/// TTL is the one most requests of the main stream wrote (`cache_creation.ephemeral_*`); its
+/// system-prompt breakpoints are 1 h when any request wrote 1 h tokens, else the same TTL.
+pub fn harness_config(
+    base: &cache::CacheConfig,
+    t: &Transcript,
+    imported: &[ImportedScenario],
+) -> cache::CacheConfig {
+    let message = imported
+        .iter()
+        .find(|s| s.kind == StreamKind::Main)
+        .and_then(|s| s.ttl)
+        .or_else(|| imported.iter().find_map(|s| s.ttl))
+        .unwrap_or(Ttl::FiveMinutes);
+    let any_1h = t
+        .streams
+        .iter()
+        .flat_map(|s| s.requests())
+        .any(|r| r.usage.creation_1h.is_some_and(|n| n > 0));
+    let mut c = base.clone();
+    c.anthropic.message_ttl = message;
+    c.anthropic.system_ttl = if any_1h { Ttl::OneHour } else { message };
+    c
 }
 
 /// Puts the cross-session leading block (tools + first system block) into the cache, as an

@@ -143,3 +143,51 @@ fn stats_follow_their_definitions() {
     assert!((s.cost_error() - (3055.0 - 3965.0) / 3965.0).abs() < 1e-12);
     assert_eq!(s.mispredicted, 1);
 }
+
+#[test]
+fn the_anthropic_model_with_the_recorded_ttl_replays_claude_code() {
+    let ts = read(&[
+        "dkimuson_1af7fc5e.jsonl",
+        "dkimuson_fe5e1c67.jsonl",
+        "breaks.jsonl",
+    ]);
+    let opts = ValidateOptions {
+        cache: "anthropic".into(),
+        ..ValidateOptions::default()
+    };
+    let v = validate(&ts, &opts, &ReplayEnv::default()).expect("validates");
+    // Claude Code's breakpoint sits on the last block of every prompt, so request k reads the
+    // whole prompt of request k-1 (the recorded read is a few tokens short: see
+    // docs/validation.md on `input_tokens`).
+    let main: Vec<&RequestCheck> = v
+        .checks
+        .iter()
+        .filter(|c| c.transcript == "dkimuson_1af7fc5e")
+        .collect();
+    for w in main.windows(2) {
+        assert_eq!(w[1].predicted_read, w[0].recorded_prompt);
+    }
+    // The first request reads the 4734-token block an earlier session wrote (--shared-prefix
+    // recorded), as recorded.
+    assert_eq!(main[0].predicted_read, 4734);
+    // fe5e1c67 launched agents 1-3 in the same second: agents 2 and 3 miss the shared agent
+    // prefix because agent 1's entry is still being written; agents 4 and 5 came later and read
+    // it (11381 tokens), as recorded.
+    let first_read = |s: &str| {
+        v.checks
+            .iter()
+            .find(|c| c.transcript == "dkimuson_fe5e1c67" && c.stream == s && c.first_in_stream)
+            .map(|c| (c.recorded_read, c.predicted_read))
+    };
+    assert_eq!(first_read("agent-2"), Some((0, 0)));
+    assert_eq!(first_read("agent-3"), Some((0, 0)));
+    assert_eq!(first_read("agent-4"), Some((11381, 11381)));
+    // breaks.jsonl wrote 5-minute entries; its 10-minute idle gap now breaks the cache too.
+    let stats = v.stats();
+    let b = stats
+        .iter()
+        .find(|s| s.label == "breaks (all streams)")
+        .expect("breaks");
+    assert_eq!((b.recorded_breaks, b.predicted_breaks), (4, 4));
+    assert_eq!(b.recall, Some(1.0));
+}

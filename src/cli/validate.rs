@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, price_table};
+use super::common::{cache_config, cache_list, price_table};
 use super::CliError;
 use crate::engine::ReplayEnv;
 use crate::export::write_atomic;
@@ -49,6 +49,10 @@ pub struct ValidateArgs {
     /// A pricing file that adds or replaces models of the bundled table.
     #[arg(long)]
     pub pricing: Option<PathBuf>,
+    /// Cache-model parameters (TOML; see docs/cache-models.md). The TTLs are taken from the
+    /// transcript whatever the file says.
+    #[arg(long)]
+    pub cache_config: Option<PathBuf>,
 }
 
 pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
@@ -67,6 +71,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
     }
     let env = ReplayEnv {
         prices: price_table(args.pricing.as_deref())?,
+        caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };
     let transcripts = args
