@@ -7,6 +7,7 @@
 //! rows that [`export`] writes.
 
 pub mod cache;
+pub mod chart;
 pub mod cli;
 pub mod engine;
 pub mod export;
