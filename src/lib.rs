@@ -9,6 +9,7 @@
 pub mod cache;
 pub mod chart;
 pub mod cli;
+pub mod compare;
 pub mod engine;
 pub mod export;
 pub mod metrics;

@@ -2,6 +2,7 @@
 
 mod check;
 mod common;
+mod compare;
 mod report;
 mod run;
 
@@ -27,6 +28,7 @@ pub enum Command {
     Run(run::RunArgs),
     Check(check::CheckArgs),
     Report(report::ReportArgs),
+    Compare(compare::CompareArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -63,5 +65,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
         Command::Report(args) => report::report(args),
+        Command::Compare(args) => compare::compare(args),
     }
 }
