@@ -61,7 +61,8 @@ impl CacheModel for IdealCache {
             } else {
                 BreakReason::ModelChanged
             };
-            outcome.uncached_input_tokens = prompt;
+            // Everything is computed and kept for later.
+            outcome.write_5m_tokens = prompt;
             outcome.stop = req.segments.first().map(|s| ReuseStop {
                 at_token: 0,
                 level: s.level,

@@ -34,6 +34,9 @@ pub enum TokenSource {
     Count(u32),
 }
 
+/// Memo key: (content hash, token count for count-only content or `u32::MAX` for text).
+type MemoKey = (u64, u32);
+
 /// Vocabulary size used for synthetic token ids (o200k_base's size, so ids look like real ones).
 const SYNTHETIC_VOCAB: u64 = 200_019;
 
@@ -44,7 +47,7 @@ const SYNTHETIC_VOCAB: u64 = 200_019;
 #[derive(Debug, Default)]
 pub struct Tokenizer {
     encoding: Encoding,
-    memo: Mutex<HashMap<(u64, u32), Arc<[TokenId]>>>,
+    memo: Mutex<HashMap<MemoKey, Arc<[TokenId]>>>,
 }
 
 impl Tokenizer {
