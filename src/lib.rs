@@ -17,3 +17,4 @@ pub mod plan_mode;
 pub mod prompt;
 pub mod scenario;
 pub mod strategy;
+pub mod sweep;

@@ -8,6 +8,7 @@
 pub mod cost;
 pub mod data;
 pub mod font;
+pub mod heatmap;
 pub mod hit_rate;
 pub mod machine;
 mod per_request;
