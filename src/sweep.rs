@@ -177,7 +177,8 @@ impl Sweep {
                         format!("{f}: [grid] {}: `{v}` must be a name in quotes", axis.name)
                     })?;
                     if axis.name == "strategy" {
-                        strategy::parse_list(name).map_err(|e| format!("{f}: [grid] strategy: {e}"))?;
+                        strategy::parse_list(name)
+                            .map_err(|e| format!("{f}: [grid] strategy: {e}"))?;
                     } else if !cache::CACHE_NAMES.contains(&name) {
                         return Err(format!(
                             "{f}: [grid] cache: unknown cache model `{name}`\n  hint: one of {}",
@@ -321,7 +322,9 @@ pub struct Shard {
 impl Shard {
     /// `I/N` with 1 <= I <= N.
     pub fn parse(s: &str) -> Result<Shard, String> {
-        let bad = || format!("`{s}` is not a shard\n  hint: write I/N with 1 <= I <= N, e.g. --shard 2/4");
+        let bad = || {
+            format!("`{s}` is not a shard\n  hint: write I/N with 1 <= I <= N, e.g. --shard 2/4")
+        };
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let index: usize = i.trim().parse().map_err(|_| bad())?;
         let count: usize = n.trim().parse().map_err(|_| bad())?;
@@ -409,7 +412,10 @@ pub fn read_csv(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Vec<String>
 
 /// Joins shard outputs into the bytes the unsharded sweep writes: same header, rows in point
 /// order. With `expected`, checks that every point 1..=expected is present exactly once.
-pub fn merge(inputs: &[(PathBuf, String)], expected: Option<usize>) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+pub fn merge(
+    inputs: &[(PathBuf, String)],
+    expected: Option<usize>,
+) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
     let mut header: Option<(Vec<String>, &Path)> = None;
     let mut by_point: BTreeMap<usize, (Vec<String>, &Path)> = BTreeMap::new();
     for (path, text) in inputs {
@@ -445,7 +451,9 @@ pub fn merge(inputs: &[(PathBuf, String)], expected: Option<usize>) -> Result<(V
         }
     }
     let Some((header, _)) = header else {
-        return Err("no shard files given\n  hint: plancache merge out/shard-*.csv --out out".into());
+        return Err(
+            "no shard files given\n  hint: plancache merge out/shard-*.csv --out out".into(),
+        );
     };
     if let Some(n) = expected {
         let missing: Vec<String> = (1..=n)

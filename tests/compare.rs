@@ -22,8 +22,8 @@ fn save_baseline(dir: &Path, json: bool) {
     let mut args = vec![
         "run",
         "scenarios/auth-plan.toml",
-        "--cache",
-        "ideal",
+        "--strategy",
+        "permission-mode,toolset-swap",
         "--out",
         d,
     ];
@@ -46,6 +46,8 @@ fn passes_against_its_own_baseline_csv_and_json() {
             "--baseline",
             path.to_str().unwrap(),
             "scenarios/auth-plan.toml",
+            "--strategy",
+            "permission-mode,toolset-swap",
             "--rule",
             "permission-mode<=toolset-swap:cost",
             "--rule",
@@ -54,8 +56,8 @@ fn passes_against_its_own_baseline_csv_and_json() {
         let out = stdout(&o);
         assert_eq!(o.status.code(), Some(0), "{b}: {out}");
         assert!(out.starts_with("## plancache compare: passed"), "{out}");
-        // permission-mode 0.104636 vs toolset-swap 0.151552 per session (summary.csv).
-        assert!(out.contains("| ok | `permission-mode<=toolset-swap:cost` | auth-plan | ideal | 0.104636 | 0.151552 |"), "{out}");
+        // permission-mode 0.159850 vs toolset-swap 0.244342 per session (summary.csv).
+        assert!(out.contains("| ok | `permission-mode<=toolset-swap:cost` | auth-plan | anthropic | 0.159850 | 0.244342 |"), "{out}");
     }
 }
 
@@ -68,15 +70,15 @@ fn fails_with_a_table_naming_the_regression_and_its_breaks() {
     std::fs::create_dir_all(&cur).unwrap();
     std::fs::copy(base.join("summary.csv"), cur.join("summary.csv")).unwrap();
     std::fs::copy(base.join("requests.csv"), cur.join("requests.csv")).unwrap();
-    // Pretend the baseline swap cost 0.140000 and did not break at request 2.
+    // Pretend the baseline swap cost 0.230000 and did not break at request 2.
     let s = std::fs::read_to_string(base.join("summary.csv")).unwrap();
-    assert!(s.contains("0.151552"));
-    std::fs::write(base.join("summary.csv"), s.replace("0.151552", "0.140000")).unwrap();
+    assert!(s.contains("0.244342"));
+    std::fs::write(base.join("summary.csv"), s.replace("0.244342", "0.230000")).unwrap();
     let r = std::fs::read_to_string(base.join("requests.csv")).unwrap();
     let r: String = r
         .lines()
         .map(|l| {
-            if l.starts_with("auth-plan,toolset-swap,ideal,2,") {
+            if l.starts_with("auth-plan,toolset-swap,anthropic,2,") {
                 let mut cells: Vec<&str> = l.split(',').collect();
                 cells[15] = "";
                 cells.join(",")
@@ -101,8 +103,8 @@ fn fails_with_a_table_naming_the_regression_and_its_breaks() {
             limit,
         ])
     };
-    // +0.011552 over 0.140000 is +8.25%: over 5% and over 0.01 USD, under 10% and 0.012 USD.
-    for (limit, code) in [("5%", 1), ("0.01", 1), ("10%", 0), ("0.012", 0)] {
+    // +0.014342 over 0.230000 is +6.24%: over 5% and over 0.01 USD, under 10% and 0.015 USD.
+    for (limit, code) in [("5%", 1), ("0.01", 1), ("10%", 0), ("0.015", 0)] {
         let o = run(limit);
         assert_eq!(o.status.code(), Some(code), "{limit}: {}", stdout(&o));
     }
@@ -112,7 +114,7 @@ fn fails_with_a_table_naming_the_regression_and_its_breaks() {
         "{out}"
     );
     assert!(
-        out.contains("| auth-plan | toolset-swap | ideal | cost $ | 0.140000 | 0.151552 | +0.011552 (+8.3%) | 5% | **new** request 2: tools: prefix changed at tool:EnterPlanMode (token 1060)<br>request 6: messages: prefix changed at result:enter-approved (token 11851) |"),
+        out.contains("| auth-plan | toolset-swap | anthropic | cost $ | 0.230000 | 0.244342 | +0.014342 (+6.2%) | 5% | **new** request 2: tools: prefix changed at tool:EnterPlanMode (token 1060)<br>request 6: messages: prefix changed at step2:assistant (token 11791) |"),
         "{out}"
     );
 }
@@ -136,8 +138,8 @@ fn rules_fail_when_the_order_is_wrong() {
     ]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
-    // Hit rates 68.11% (swap) vs 83.72% (permission mode).
-    assert!(out.contains("| FAIL | `toolset-swap<=permission-mode:hit-rate` | auth-plan | ideal | 68.11% | 83.72% |"), "{out}");
+    // Hit rates 64734 / 98471 = 65.74% (swap) vs 87052 / 105591 = 82.44% (permission mode).
+    assert!(out.contains("| FAIL | `toolset-swap<=permission-mode:hit-rate` | auth-plan | anthropic | 65.74% | 82.44% |"), "{out}");
     // A rule naming a strategy absent from the run cannot vouch for anything: it fails.
     assert!(out.contains("| FAIL | `toolset-swap<=history-reset:cost` | - | - | no scenario x cache has both strategies |"), "{out}");
     assert!(out.contains("FAILED (2 violations)"));

@@ -32,16 +32,46 @@ const NOUNS: &[&str] = &[
     "test", "module", "branch", "queue", "server", "schema", "record", "report", "chart",
 ];
 const VERBS: &[&str] = &[
-    "reads", "writes", "keeps", "breaks", "moves", "measures", "replays", "checks", "drops",
-    "expands", "rewrites", "explains", "shares", "invalidates", "approves", "compares",
+    "reads",
+    "writes",
+    "keeps",
+    "breaks",
+    "moves",
+    "measures",
+    "replays",
+    "checks",
+    "drops",
+    "expands",
+    "rewrites",
+    "explains",
+    "shares",
+    "invalidates",
+    "approves",
+    "compares",
 ];
 const ADJS: &[&str] = &[
     "stable", "long", "short", "cached", "fresh", "quiet", "careful", "costly", "cheap", "early",
     "late", "shared", "private", "whole", "partial", "slow", "fast", "plain",
 ];
 const IDENTS: &[&str] = &[
-    "count", "total", "prefix_len", "blocks", "entry", "index", "hits", "misses", "ttl_ms",
-    "segments", "tokens", "offset", "budget", "limit", "state", "mode", "plan", "result",
+    "count",
+    "total",
+    "prefix_len",
+    "blocks",
+    "entry",
+    "index",
+    "hits",
+    "misses",
+    "ttl_ms",
+    "segments",
+    "tokens",
+    "offset",
+    "budget",
+    "limit",
+    "state",
+    "mode",
+    "plan",
+    "result",
 ];
 
 /// About `bytes` of English-like prose.
@@ -62,7 +92,11 @@ pub fn prose(seed: u64, bytes: usize) -> String {
             sentence.push_str(w);
         }
         if r.below(5) == 0 {
-            sentence.push_str(&format!(", about {} times in {} ms", r.below(10_000), r.below(900)));
+            sentence.push_str(&format!(
+                ", about {} times in {} ms",
+                r.below(10_000),
+                r.below(900)
+            ));
         }
         s.push_str(&sentence);
         s.push_str(if r.below(6) == 0 { ".\n\n" } else { ". " });

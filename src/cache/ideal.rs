@@ -49,6 +49,11 @@ impl CacheModel for IdealCache {
         "ideal"
     }
 
+    /// The upper bound pays nothing extra for writes.
+    fn charges_writes(&self) -> bool {
+        false
+    }
+
     fn lookup(&mut self, req: &Request) -> CacheOutcome {
         let prompt = req.prompt_tokens();
         let mut outcome = CacheOutcome {

@@ -96,11 +96,25 @@ impl CostSplit {
     }
 }
 
-/// Splits the cost of `rows` with the same prices `ModelPrice::cost` used, so the parts add up to
-/// the rows' `cost_usd`.
+/// Splits the cost of `rows` with the same prices `ModelPrice::cost_billed` used, so the parts add
+/// up to the rows' `cost_usd`. Caches whose provider charges nothing extra for writes bill written
+/// tokens at the base input price; they still show as writes.
 pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit, String> {
     let mut s = CostSplit::default();
+    let mut charges: Vec<(String, bool)> = Vec::new();
     for r in rows {
+        let charged = match charges.iter().find(|(n, _)| *n == r.cache) {
+            Some((_, c)) => *c,
+            None => {
+                let c = crate::cache::build(&r.cache, prices)?.charges_writes();
+                charges.push((r.cache.clone(), c));
+                c
+            }
+        };
+        let (w5, w1) = match prices.get(&r.model) {
+            Some(p) if charged => (p.write_5m, p.write_1h),
+            _ => (1.0, 1.0),
+        };
         let p = prices.get(&r.model).ok_or_else(|| {
             format!(
                 "model `{}` (request {} of {} / {}) is not in the pricing table\n  hint: pass the --pricing file the run used",
@@ -110,8 +124,8 @@ pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit,
         let per_token = p.input / 1_000_000.0;
         let plain = r.recomputed_tokens.saturating_sub(r.cache_write_tokens);
         s.uncached_input += plain as f64 * per_token;
-        s.write_5m += r.cache_creation_5m_tokens as f64 * per_token * p.write_5m;
-        s.write_1h += r.cache_creation_1h_tokens as f64 * per_token * p.write_1h;
+        s.write_5m += r.cache_creation_5m_tokens as f64 * per_token * w5;
+        s.write_1h += r.cache_creation_1h_tokens as f64 * per_token * w1;
         s.read += r.cached_tokens as f64 * per_token * p.read;
         s.output += r.output_tokens as f64 * p.output / 1_000_000.0;
     }

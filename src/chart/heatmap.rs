@@ -39,7 +39,11 @@ impl Heatmap {
 }
 
 /// The heatmaps of a sweep's rows, one per combination of the axes other than x, y and strategy.
-pub fn heatmaps(sweep: &Sweep, header: &[String], rows: &[Vec<String>]) -> Result<Vec<Heatmap>, String> {
+pub fn heatmaps(
+    sweep: &Sweep,
+    header: &[String],
+    rows: &[Vec<String>],
+) -> Result<Vec<Heatmap>, String> {
     let Some(c) = &sweep.compare else {
         return Ok(Vec::new());
     };
@@ -87,7 +91,10 @@ pub fn heatmaps(sweep: &Sweep, header: &[String], rows: &[Vec<String>]) -> Resul
     }
     let value = |r: &Vec<String>| -> Result<f64, String> {
         r[mi].parse::<f64>().map_err(|_| {
-            format!("point {}: `{metric_col}` = `{}` is not a number", r[0], r[mi])
+            format!(
+                "point {}: `{metric_col}` = `{}` is not a number",
+                r[0], r[mi]
+            )
         })
     };
     let mut out = Vec::new();
@@ -209,7 +216,11 @@ impl Draw for Heatmap {
                     )))
                     .map_err(err)?;
                 chart
-                    .draw_series(std::iter::once(Text::new(label, (x, y), text(16).pos(centered))))
+                    .draw_series(std::iter::once(Text::new(
+                        label,
+                        (x, y),
+                        text(16).pos(centered),
+                    )))
                     .map_err(err)?;
             }
         }
@@ -242,7 +253,11 @@ impl Draw for Heatmap {
             }
         }
         let (w, h) = root.dim_in_pixel();
-        let better = if self.metric == "hit-rate" { "higher" } else { "lower" };
+        let better = if self.metric == "hit-rate" {
+            "higher"
+        } else {
+            "lower"
+        };
         root.draw(&Text::new(
             format!(
                 "cell: {} advantage over {} in % of {}'s {} ({better} is better). green: {} wins, red: {} wins, black line: break-even",

@@ -118,13 +118,14 @@ pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
             ));
         }
     }
-    for (i, r) in reps.iter().enumerate() {
-        let s = break_sentence(&r.strategy, &breaks(&r.rows));
-        if i == best {
-            out.insert(usize::from(reps.len() > 1).min(out.len()), format!("{s}."));
-        } else {
-            out.push(format!("{s}."));
-        }
+    // Where each strategy breaks the cache: the cheapest first, then the others in run order.
+    let order = std::iter::once(best).chain((0..reps.len()).filter(|&i| i != best));
+    for i in order {
+        let r = reps[i];
+        out.push(format!(
+            "{}.",
+            break_sentence(&r.strategy, &breaks(&r.rows))
+        ));
     }
     out
 }

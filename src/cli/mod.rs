@@ -3,6 +3,7 @@
 mod check;
 mod common;
 mod compare;
+mod generate;
 mod report;
 mod run;
 
@@ -29,6 +30,7 @@ pub enum Command {
     Check(check::CheckArgs),
     Report(report::ReportArgs),
     Compare(compare::CompareArgs),
+    Generate(generate::GenerateArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -66,5 +68,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Check(args) => check::check(args),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Generate(args) => generate::run(args),
     }
 }
