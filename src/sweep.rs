@@ -18,13 +18,16 @@
 //! cache = ["anthropic"]
 //! ```
 //!
-//! `strategy` and `cache` are replay options; every other axis (and every `[base]` key) is a
-//! generator parameter. A grid without `strategy` sweeps `compare.a` and `compare.b`; a grid
+//! `strategy`, `cache` and `ttl` (`"5m"` or `"1h"`: the TTL class of every breakpoint of the
+//! `anthropic*` cache models) are replay options; every other axis (and every `[base]` key) is a
+//! generator parameter (`scenario::GeneratorParams`: `exploration_rounds`, `tool_tokens`,
+//! `review_wait`, `model` for the model and hence its prices, ...). A grid without `strategy` sweeps `compare.a` and `compare.b`; a grid
 //! without `cache` uses the default cache model.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -32,11 +35,12 @@ use serde::Deserialize;
 use crate::cache;
 use crate::engine::{self, ReplayEnv};
 use crate::metrics::SUMMARY_COLUMNS;
-use crate::scenario::Session;
+use crate::prompt::{Encoding, Tokenizer, Ttl};
+use crate::scenario::{generate, to_toml, GeneratorParams, Session};
 use crate::strategy::{self, Strategy};
 
 /// Axes the replay consumes; every other axis goes to the scenario generator.
-pub const OPTION_AXES: &[&str] = &["strategy", "cache"];
+pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl"];
 
 /// Builds the session a point replays from its generator parameters.
 pub trait ScenarioSource: Sync {
@@ -179,6 +183,8 @@ impl Sweep {
                     if axis.name == "strategy" {
                         strategy::parse_list(name)
                             .map_err(|e| format!("{f}: [grid] strategy: {e}"))?;
+                    } else if axis.name == "ttl" {
+                        parse_ttl(name).map_err(|e| format!("{f}: [grid] ttl: {e}"))?;
                     } else if !cache::CACHE_NAMES.contains(&name) {
                         return Err(format!(
                             "{f}: [grid] cache: unknown cache model `{name}`\n  hint: one of {}",
@@ -257,7 +263,7 @@ impl Sweep {
         h.extend(
             self.axes
                 .iter()
-                .filter(|a| !OPTION_AXES.contains(&a.name.as_str()))
+                .filter(|a| a.name != "strategy" && a.name != "cache")
                 .map(|a| a.name.clone()),
         );
         h.extend(SUMMARY_COLUMNS.iter().map(|s| s.to_string()));
@@ -275,11 +281,24 @@ impl Sweep {
         let mut params = self.base.clone();
         let mut strategy_name = String::new();
         let mut cache_name = String::new();
+        let mut env = env.clone();
         let mut cells = vec![(index + 1).to_string()];
         for (axis, v) in self.axes.iter().zip(&values) {
             match axis.name.as_str() {
                 "strategy" => strategy_name = show(v),
                 "cache" => cache_name = show(v),
+                "ttl" => {
+                    let ttl = parse_ttl(&show(v))?;
+                    for c in [
+                        &mut env.caches.anthropic,
+                        &mut env.caches.anthropic_auto,
+                        &mut env.caches.anthropic_explicit,
+                    ] {
+                        c.system_ttl = ttl;
+                        c.message_ttl = ttl;
+                    }
+                    cells.push(show(v));
+                }
                 name => {
                     params.insert(name.to_string(), (*v).clone());
                     cells.push(show(v));
@@ -303,11 +322,58 @@ impl Sweep {
             .session(&params)
             .map_err(|e| format!("{}: {e}", place()))?;
         let strategies: Vec<Box<dyn Strategy>> = strategy::parse_list(&strategy_name)?;
-        let mut model = cache::build(&cache_name, &env.prices)?;
-        let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), env)
+        let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;
+        let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), &env)
             .map_err(|e| format!("{}: {e}", place()))?;
         cells.extend(replay.summary().cells());
         Ok(cells)
+    }
+}
+
+fn parse_ttl(s: &str) -> Result<Ttl, String> {
+    match s {
+        "5m" => Ok(Ttl::FiveMinutes),
+        "1h" => Ok(Ttl::OneHour),
+        other => Err(format!(
+            "`{other}` is not a TTL class\n  hint: \"5m\" or \"1h\""
+        )),
+    }
+}
+
+/// Sessions from the seeded scenario generator: the point's parameters are `GeneratorParams`
+/// fields (unnamed ones keep their defaults).
+pub struct Generated {
+    tokenizers: Vec<Arc<Tokenizer>>,
+}
+
+impl Default for Generated {
+    fn default() -> Self {
+        Generated {
+            tokenizers: [Encoding::O200kBase, Encoding::Cl100kBase]
+                .into_iter()
+                .map(|e| Arc::new(Tokenizer::new(e)))
+                .collect(),
+        }
+    }
+}
+
+impl ScenarioSource for Generated {
+    fn session(&self, params: &toml::Table) -> Result<Session, String> {
+        let p: GeneratorParams = toml::Value::Table(params.clone())
+            .try_into()
+            .map_err(|e| format!("generator parameters: {}\n  hint: see `plancache generate --help` for the parameter names", e.to_string().trim_end()))?;
+        p.validate()
+            .map_err(|e| format!("generator parameters: {e}"))?;
+        let scenario = generate(&p);
+        let text = to_toml(&scenario)?;
+        let tok = self
+            .tokenizers
+            .iter()
+            .find(|t| t.encoding() == scenario.tokenizer)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Tokenizer::new(scenario.tokenizer)));
+        let path = PathBuf::from(format!("{}.toml", scenario.name));
+        Session::new(scenario, &path, &text, tok).map_err(|e| e.to_string())
     }
 }
 

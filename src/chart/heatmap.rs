@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{err, text, Draw};
-use crate::sweep::{metric_column, show, Sweep, OPTION_AXES};
+use crate::sweep::{metric_column, show, Sweep};
 
 /// One heatmap: a facet of the grid where every axis but x, y and strategy is fixed.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,9 +71,7 @@ pub fn heatmaps(
         if a.name == c.x || a.name == c.y || a.name == "strategy" {
             continue;
         }
-        if a.values.len() > 1 || !OPTION_AXES.contains(&a.name.as_str()) || a.name == "cache" {
-            facet_cols.push((a.name.clone(), col(&a.name)?));
-        }
+        facet_cols.push((a.name.clone(), col(&a.name)?));
     }
     let facet_of = |r: &Vec<String>| -> String {
         facet_cols

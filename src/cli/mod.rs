@@ -4,8 +4,10 @@ mod check;
 mod common;
 mod compare;
 mod generate;
+mod merge;
 mod report;
 mod run;
+mod sweep;
 
 use std::fmt;
 
@@ -30,6 +32,8 @@ pub enum Command {
     Check(check::CheckArgs),
     Report(report::ReportArgs),
     Compare(compare::CompareArgs),
+    Sweep(sweep::SweepArgs),
+    Merge(merge::MergeArgs),
     Generate(generate::GenerateArgs),
 }
 
@@ -68,6 +72,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Check(args) => check::check(args),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Merge(args) => merge::merge(args),
         Command::Generate(args) => generate::run(args),
     }
 }
