@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::data::{cost_split, CostSplit, Group};
-use super::style::{err, text, Draw};
+use super::style::{err, legend, text, Draw, LEGEND};
 use crate::cache::PriceTable;
 
 const PART_COLORS: [RGBColor; 5] = [
@@ -42,6 +42,9 @@ impl Draw for CostChart {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE).map_err(err)?;
+        let root = root.titled(&self.title, text(24)).map_err(err)?;
+        let (w, _) = root.dim_in_pixel();
+        let (plot, legend_area) = root.split_horizontally(w - LEGEND);
         let n = self.bars.len().max(1);
         let top = self
             .bars
@@ -50,10 +53,9 @@ impl Draw for CostChart {
             .fold(0.0f64, f64::max)
             .max(1e-9);
         let names: Vec<String> = self.bars.iter().map(|(n, _)| n.clone()).collect();
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, text(24))
+        let mut chart = ChartBuilder::on(&plot)
             .margin(12)
-            .margin_right(24)
+            .margin_right(8)
             .x_label_area_size(48)
             .y_label_area_size(90)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top * 1.3)
@@ -72,12 +74,13 @@ impl Draw for CostChart {
                     String::new()
                 }
             })
-            .label_style(text(16))
+            .x_label_style(text(if n > 5 { 13 } else { 16 }))
+            .y_label_style(text(16))
             .axis_desc_style(text(17))
             .light_line_style(RGBColor(238, 238, 238))
             .draw()
             .map_err(err)?;
-        for (p, name) in CostSplit::PARTS.iter().enumerate() {
+        for p in 0..CostSplit::PARTS.len() {
             let color = PART_COLORS[p];
             let rects: Vec<Rectangle<(f64, f64)>> = self
                 .bars
@@ -90,13 +93,7 @@ impl Draw for CostChart {
                     Rectangle::new([(x - 0.3, y0), (x + 0.3, y0 + parts[p])], color.filled())
                 })
                 .collect();
-            chart
-                .draw_series(rects)
-                .map_err(err)?
-                .label(*name)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled())
-                });
+            chart.draw_series(rects).map_err(err)?;
         }
         // Totals above the bars.
         for (i, (_, s)) in self.bars.iter().enumerate() {
@@ -104,21 +101,20 @@ impl Draw for CostChart {
                 .draw_series(std::iter::once(Text::new(
                     format!("${:.4}", s.total()),
                     (i as f64, s.total() + top * 0.03),
-                    text(17).pos(plotters::style::text_anchor::Pos::new(
+                    text(if n > 5 { 14 } else { 17 }).pos(plotters::style::text_anchor::Pos::new(
                         plotters::style::text_anchor::HPos::Center,
                         plotters::style::text_anchor::VPos::Bottom,
                     )),
                 )))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(160, 160, 160))
-            .label_font(text(16))
-            .draw()
-            .map_err(err)?;
-        Ok(())
+        // Top part of the stack first, as it reads on the bars.
+        let entries: Vec<(String, RGBColor, bool)> = CostSplit::PARTS
+            .iter()
+            .zip(PART_COLORS)
+            .rev()
+            .map(|(n, c)| (n.to_string(), c, true))
+            .collect();
+        legend(&legend_area, &entries)
     }
 }

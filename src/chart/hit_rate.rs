@@ -19,7 +19,14 @@ pub fn chart(group: &Group<'_>) -> PerRequest {
         |rows| rows.iter().map(|r| r.hit_rate).collect(),
         1.0,
     );
-    // Room above 100% for the break labels.
-    c.y_max = 1.0 + 0.1 * (c.lines.len() as f64 + 1.0);
+    // Room above 100% for the break labels: one row per strategy breaking at the same request.
+    let mut per_request = std::collections::BTreeMap::<usize, usize>::new();
+    for l in &c.lines {
+        for b in &l.breaks {
+            *per_request.entry(b.request).or_default() += 1;
+        }
+    }
+    let rows = per_request.values().copied().max().unwrap_or(0);
+    c.y_max = 1.05 + 0.06 * rows as f64;
     c
 }

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::data::{self, Break, Group, Phase, Timeline};
-use super::style::{err, phase_color, series_color, text, Draw};
+use super::style::{err, legend, phase_color, series_color, text, Draw, LEGEND};
 
 /// Pixel height of the timeline strip.
 const STRIP: u32 = 130;
@@ -77,14 +77,16 @@ impl Draw for PerRequest {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE).map_err(err)?;
-        let (_, h) = root.dim_in_pixel();
+        let root = root.titled(&self.title, text(24)).map_err(err)?;
+        let (w, h) = root.dim_in_pixel();
         let (top, strip) = root.split_vertically(h - STRIP);
+        let (top, legend_area) = top.split_horizontally(w - LEGEND);
+        let (strip, _) = strip.split_horizontally(w - LEGEND);
         let n = self.timeline.phases.len().max(1);
         let x_range = 0.5f64..(n as f64 + 0.5);
         let mut chart = ChartBuilder::on(&top)
-            .caption(&self.title, text(24))
             .margin(12)
-            .margin_right(24)
+            .margin_right(8)
             .x_label_area_size(48)
             .y_label_area_size(LEFT)
             .build_cartesian_2d(x_range.clone(), 0f64..self.y_max.max(1e-9))
@@ -117,6 +119,9 @@ impl Draw for PerRequest {
                 )))
                 .map_err(err)?;
         }
+        // Labels of breaks at the same request stack upwards, in strategy order.
+        let mut stacked: Vec<(usize, usize)> = Vec::new();
+        let right_half = n as f64 / 2.0 + 0.5;
         for (i, line) in self.lines.iter().enumerate() {
             let color = series_color(i);
             let points: Vec<(f64, f64)> = line
@@ -127,11 +132,7 @@ impl Draw for PerRequest {
                 .collect();
             chart
                 .draw_series(LineSeries::new(points.clone(), color.stroke_width(3)))
-                .map_err(err)?
-                .label(line.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
-                });
+                .map_err(err)?;
             chart
                 .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))
                 .map_err(err)?;
@@ -144,27 +145,40 @@ impl Draw for PerRequest {
                 chart
                     .draw_series(std::iter::once(Cross::new(at, 9, color.stroke_width(3))))
                     .map_err(err)?;
-                let dy = -18 - 20 * i as i32;
+                let rank = stacked.iter().filter(|(r, _)| *r == b.request).count();
+                stacked.push((b.request, i));
+                let dy = -14 - 18 * rank as i32;
+                // Right of the point in the left half, left of it in the right half, so labels
+                // stay inside the plot.
+                let (dx, hpos) = if at.0 > right_half {
+                    (-8, plotters::style::text_anchor::HPos::Right)
+                } else {
+                    (8, plotters::style::text_anchor::HPos::Left)
+                };
                 chart
                     .draw_series(std::iter::once(
                         EmptyElement::at(at)
                             + Text::new(
                                 format!("{}: {}", line.name, b.short),
-                                (8, dy),
-                                text(14).color(&color),
+                                (dx, dy),
+                                text(14)
+                                    .color(&color)
+                                    .pos(plotters::style::text_anchor::Pos::new(
+                                        hpos,
+                                        plotters::style::text_anchor::VPos::Bottom,
+                                    )),
                             ),
                     ))
                     .map_err(err)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(160, 160, 160))
-            .label_font(text(16))
-            .draw()
-            .map_err(err)?;
+        let entries: Vec<(String, RGBColor, bool)> = self
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.name.clone(), series_color(i), false))
+            .collect();
+        legend(&legend_area, &entries)?;
         self.draw_strip(&strip, x_range)
     }
 }
@@ -181,7 +195,7 @@ impl PerRequest {
         let mut chart = ChartBuilder::on(strip)
             .margin(12)
             .margin_top(0)
-            .margin_right(24)
+            .margin_right(8)
             .y_label_area_size(LEFT)
             .build_cartesian_2d(x_range, 0f64..1f64)
             .map_err(err)?;

@@ -43,6 +43,42 @@ pub fn text(size: u32) -> TextStyle<'static> {
     (FAMILY, size).into_font().color(&BLACK)
 }
 
+/// Pixel width of the legend column right of a chart.
+pub const LEGEND: u32 = 210;
+
+/// A legend drawn in its own column, so it never hides data: one swatch and name per entry.
+pub fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, RGBColor, bool)],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    for (i, (name, color, filled_box)) in entries.iter().enumerate() {
+        let y = 40 + 26 * i as i32;
+        if *filled_box {
+            area.draw(&Rectangle::new([(8, y - 7), (30, y + 7)], color.filled()))
+                .map_err(err)?;
+        } else {
+            area.draw(&PathElement::new(
+                vec![(6, y), (32, y)],
+                color.stroke_width(4),
+            ))
+            .map_err(err)?;
+        }
+        area.draw(&Text::new(
+            name.clone(),
+            (40, y),
+            text(16).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            )),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
 /// Maps any plotters error to a message.
 pub fn err<E: std::fmt::Display>(e: E) -> String {
     format!("cannot draw chart: {e}")
