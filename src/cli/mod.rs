@@ -2,10 +2,14 @@
 
 mod check;
 mod common;
+mod compare;
 mod export;
 mod generate;
 mod import;
+mod merge;
+mod report;
 mod run;
+mod sweep;
 mod validate;
 
 use std::fmt;
@@ -32,6 +36,10 @@ pub enum Command {
     Import(import::ImportArgs),
     Validate(validate::ValidateArgs),
     Export(export::ExportArgs),
+    Report(report::ReportArgs),
+    Compare(compare::CompareArgs),
+    Sweep(sweep::SweepArgs),
+    Merge(merge::MergeArgs),
     Generate(generate::GenerateArgs),
 }
 
@@ -71,6 +79,10 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Import(args) => import::import(args),
         Command::Validate(args) => validate::validate(args),
         Command::Export(args) => export::export(args),
+        Command::Report(args) => report::report(args),
+        Command::Compare(args) => compare::compare(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Merge(args) => merge::merge(args),
         Command::Generate(args) => generate::run(args),
     }
 }
