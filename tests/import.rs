@@ -222,3 +222,63 @@ fn replayed_prompts_codex(imp: &ImportedScenario) -> Vec<u64> {
     }
     total
 }
+
+#[test]
+fn the_cli_writes_one_scenario_per_stream_and_rejects_bad_input() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("s.toml");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_plancache"))
+            .args(args)
+            .output()
+            .expect("runs")
+    };
+    let o = run(&[
+        "import".as_ref(),
+        "claude-code".as_ref(),
+        fixture("sidechains.jsonl").as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "s.toml",
+        "s.agent-1.toml",
+        "s.agent-2.toml",
+        "s.agent-3.toml",
+    ] {
+        let p = dir.path().join(f);
+        let text = std::fs::read_to_string(&p).expect(f);
+        load_str(&text, &p).expect("each written scenario loads");
+    }
+    // A file with no request in it, an unknown kind, a missing file: exit 2 with the reason.
+    let o = run(&[
+        "import".as_ref(),
+        "claude-code".as_ref(),
+        fixture("NOTICE.md").as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no API request"));
+    let o = run(&[
+        "import".as_ref(),
+        "cursor".as_ref(),
+        fixture("breaks.jsonl").as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("known kinds: claude-code, codex"));
+    let o = run(&["validate".as_ref(), "missing.jsonl".as_ref()]);
+    assert_eq!(o.status.code(), Some(2));
+    // validate writes both files.
+    let vdir = dir.path().join("v");
+    let o = run(&[
+        "validate".as_ref(),
+        fixture("plan_mode.jsonl").as_os_str(),
+        "--out".as_ref(),
+        vdir.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(vdir.join("validation.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 1 + 7);
+    assert!(vdir.join("validation.md").exists());
+}
