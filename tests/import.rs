@@ -282,3 +282,24 @@ fn the_cli_writes_one_scenario_per_stream_and_rejects_bad_input() {
     assert_eq!(csv.lines().count(), 1 + 7);
     assert!(vdir.join("validation.md").exists());
 }
+
+#[test]
+fn unanswered_or_repeated_plan_calls_do_not_stop_the_replay() {
+    // EnterPlanMode answered (enters plan), EnterPlanMode again while in plan (left out), then an
+    // ExitPlanMode the log never answers (left out): the scenario still replays to the end.
+    let rec = |line: &str| line.to_string();
+    let text = [
+        rec(r#"{"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,"timestamp":"2025-10-01T10:00:00Z","message":{"role":"user","content":"plan it"}}"#),
+        rec(r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"timestamp":"2025-10-01T10:00:02Z","requestId":"r1","message":{"model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"EnterPlanMode","input":{}}],"usage":{"input_tokens":3,"cache_creation_input_tokens":5000,"cache_read_input_tokens":0}}}"#),
+        rec(r#"{"type":"user","uuid":"u2","parentUuid":"a1","isSidechain":false,"timestamp":"2025-10-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Entered plan mode"}]}}"#),
+        rec(r#"{"type":"assistant","uuid":"a2","parentUuid":"u2","isSidechain":false,"timestamp":"2025-10-01T10:00:07Z","requestId":"r2","message":{"model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t2","name":"EnterPlanMode","input":{}}],"usage":{"input_tokens":3,"cache_creation_input_tokens":40,"cache_read_input_tokens":5000}}}"#),
+        rec(r#"{"type":"user","uuid":"u3","parentUuid":"a2","isSidechain":false,"timestamp":"2025-10-01T10:00:08Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"Already in plan mode","is_error":true}]}}"#),
+        rec(r#"{"type":"assistant","uuid":"a3","parentUuid":"u3","isSidechain":false,"timestamp":"2025-10-01T10:00:10Z","requestId":"r3","message":{"model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t3","name":"ExitPlanMode","input":{"plan":"do it"}}],"usage":{"input_tokens":3,"cache_creation_input_tokens":30,"cache_read_input_tokens":5040}}}"#),
+    ]
+    .join("\n");
+    let mut t = plancache::import::claude_code::parse(&text);
+    t.name = "inline".into();
+    let s = build_scenarios(&t, &ImportOptions::default());
+    assert_eq!(s[0].notes.len(), 2, "{:?}", s[0].notes);
+    assert_eq!(replayed_prompts(&s[0]), vec![5003, 5043, 5073]);
+}
