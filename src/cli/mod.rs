@@ -3,11 +3,14 @@
 mod check;
 mod common;
 mod compare;
+mod export;
 mod generate;
+mod import;
 mod merge;
 mod report;
 mod run;
 mod sweep;
+mod validate;
 
 use std::fmt;
 
@@ -34,6 +37,9 @@ pub enum Command {
     Compare(compare::CompareArgs),
     Sweep(sweep::SweepArgs),
     Merge(merge::MergeArgs),
+    Import(import::ImportArgs),
+    Validate(validate::ValidateArgs),
+    Export(export::ExportArgs),
     Generate(generate::GenerateArgs),
 }
 
@@ -74,6 +80,9 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Compare(args) => compare::compare(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => merge::merge(args),
+        Command::Import(args) => import::import(args),
+        Command::Validate(args) => validate::validate(args),
+        Command::Export(args) => export::export(args),
         Command::Generate(args) => generate::run(args),
     }
 }
