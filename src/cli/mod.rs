@@ -4,12 +4,14 @@ mod check;
 mod common;
 mod generate;
 mod run;
+mod schema;
 
 use std::fmt;
 
 use clap::{Parser, Subcommand};
 
 pub use common::{load_sessions, scenario_paths};
+pub use schema::{generator_schema, scenario_schema};
 
 /// Replay agent plan-mode sessions against models of real prefix caches.
 ///
@@ -27,6 +29,7 @@ pub enum Command {
     Run(run::RunArgs),
     Check(check::CheckArgs),
     Generate(generate::GenerateArgs),
+    Schema(schema::SchemaArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -63,5 +66,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
         Command::Generate(args) => generate::run(args),
+        Command::Schema(args) => schema::run(args),
     }
 }
