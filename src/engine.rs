@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::cache::{self, CacheModel, CacheOutcome, LatencyModel, PriceTable};
+use crate::cache::{
+    self, CacheConfig, CacheModel, CacheOutcome, LatencyModel, LatencyTable, PriceTable,
+};
 use crate::metrics::{RequestRow, SummaryRow};
 use crate::plan_mode::{
     CallDecision, CallRequest, MachineConfig, Mode, PlanDoc, PlanError, PlanMachine, Trace,
@@ -20,19 +22,37 @@ use crate::prompt::{Request, RequestSettings, Role, Segment, TokenSource};
 use crate::scenario::{AgentSpec, Content, Session, Step, Target, Tool, Turn};
 use crate::strategy::Strategy;
 
-/// Prices and latency used to fill cost and TTFT.
+/// Prices, latency and cache parameters used to fill cost and TTFT.
 #[derive(Debug, Clone)]
 pub struct ReplayEnv {
     pub prices: PriceTable,
+    /// TTFT of models whose provider is not in `latencies`.
     pub latency: LatencyModel,
+    /// TTFT per provider (the `provider` of the request's model in the price table).
+    pub latencies: LatencyTable,
+    /// Parameters of the cache models `run` builds.
+    pub caches: CacheConfig,
 }
 
 impl Default for ReplayEnv {
     fn default() -> Self {
+        let latencies = LatencyTable::bundled();
         ReplayEnv {
             prices: PriceTable::bundled(),
-            latency: LatencyModel::default(),
+            latency: latencies.default.clone(),
+            latencies,
+            caches: CacheConfig::default(),
         }
+    }
+}
+
+impl ReplayEnv {
+    /// The TTFT parameters for a provider.
+    pub fn latency_for(&self, provider: &str) -> &LatencyModel {
+        self.latencies
+            .providers
+            .get(provider)
+            .unwrap_or(&self.latency)
     }
 }
 
@@ -936,7 +956,7 @@ fn price(
         ),
     })?;
     let outcome: CacheOutcome = cache.lookup(request);
-    let ttft = env.latency.ttft_ms(&outcome);
+    let ttft = env.latency_for(&model.provider).ttft_ms(&outcome);
     let visible_at = request.sent_at_ms + ttft.round() as u64;
     let decode = session.scenario.timing.decode_tokens_per_s.max(1e-3);
     let completed_at = visible_at + (request.output_tokens as f64 * 1000.0 / decode).round() as u64;
@@ -964,7 +984,7 @@ fn price(
         recomputed_tokens: outcome.recomputed_tokens(),
         output_tokens: request.output_tokens,
         hit_rate: outcome.hit_rate(),
-        cost_usd: model.cost(&outcome, request.output_tokens),
+        cost_usd: model.cost_billed(&outcome, request.output_tokens, cache.charges_writes()),
         ttft_ms: ttft,
         break_reason,
         stream: request.stream.clone(),
@@ -1007,11 +1027,14 @@ pub fn run(
         let mut first: Option<(String, Trace)> = None;
         for strategy in strategies {
             for cache_name in caches {
-                let mut cache = cache::build(cache_name, &env.prices).map_err(|e| ReplayError {
-                    place: "--cache".into(),
-                    message: e,
-                    hint: "see `plancache run --help`".into(),
-                })?;
+                let mut cache =
+                    cache::build_with(cache_name, &env.prices, &env.caches).map_err(|e| {
+                        ReplayError {
+                            place: "--cache".into(),
+                            message: e,
+                            hint: "see `plancache run --help`".into(),
+                        }
+                    })?;
                 let replay = replay(session, strategy.as_ref(), cache.as_mut(), env)?;
                 match &first {
                     None => first = Some((strategy.name().to_string(), replay.trace.clone())),

@@ -49,6 +49,11 @@ impl CacheModel for IdealCache {
         "ideal"
     }
 
+    /// The upper bound pays nothing extra for writes.
+    fn charges_writes(&self) -> bool {
+        false
+    }
+
     fn lookup(&mut self, req: &Request) -> CacheOutcome {
         let prompt = req.prompt_tokens();
         let mut outcome = CacheOutcome {
@@ -61,7 +66,8 @@ impl CacheModel for IdealCache {
             } else {
                 BreakReason::ModelChanged
             };
-            outcome.uncached_input_tokens = prompt;
+            // Everything is computed and kept for later.
+            outcome.write_5m_tokens = prompt;
             outcome.stop = req.segments.first().map(|s| ReuseStop {
                 at_token: 0,
                 level: s.level,

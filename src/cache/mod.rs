@@ -5,17 +5,28 @@
 //! Keeping the two apart lets entries become readable only once the response has begun, which is
 //! how concurrent requests miss a prefix that is still being written.
 
+pub mod anthropic;
+mod common;
+pub mod config;
 mod ideal;
 pub mod latency;
+pub mod openai;
+pub mod paged;
 pub mod pricing;
+pub mod radix;
 
 use std::fmt;
 
 use crate::prompt::{Level, Request};
 
+pub use anthropic::{BreakpointCache, BreakpointConfig, Layout};
+pub use config::CacheConfig;
 pub use ideal::IdealCache;
-pub use latency::LatencyModel;
+pub use latency::{LatencyModel, LatencyTable};
+pub use openai::{OpenAiCache, OpenAiConfig};
+pub use paged::{PagedCache, PagedConfig};
 pub use pricing::{ModelPrice, PriceTable};
+pub use radix::{RadixCache, RadixConfig};
 
 /// Why the reused prefix of a request ended where it did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -141,17 +152,54 @@ pub trait CacheModel: Send {
         visible_at_ms: u64,
         completed_at_ms: u64,
     );
+
+    /// Whether writes are billed at the model's write multipliers. Caches whose provider
+    /// charges nothing for writes (OpenAI before GPT-5.6, self-hosted engines) say no, and
+    /// their writes are billed as plain input.
+    fn charges_writes(&self) -> bool {
+        true
+    }
 }
 
 /// The cache model names `--cache` accepts, in display order.
-pub const CACHE_NAMES: &[&str] = &["ideal"];
+pub const CACHE_NAMES: &[&str] = &[
+    "anthropic",
+    "anthropic-auto",
+    "anthropic-explicit",
+    "openai",
+    "openai-5.6",
+    "paged",
+    "radix",
+    "ideal",
+];
 
 /// The default of `--cache`.
-pub const DEFAULT_CACHE: &str = "ideal";
+pub const DEFAULT_CACHE: &str = "anthropic";
 
-/// Builds a fresh cache model by name.
-pub fn build(name: &str, _prices: &PriceTable) -> Result<Box<dyn CacheModel>, String> {
+/// Builds a fresh cache model by name with the documented default parameters.
+pub fn build(name: &str, prices: &PriceTable) -> Result<Box<dyn CacheModel>, String> {
+    build_with(name, prices, &CacheConfig::default())
+}
+
+/// Builds a fresh cache model by name with the given parameters.
+pub fn build_with(
+    name: &str,
+    prices: &PriceTable,
+    config: &CacheConfig,
+) -> Result<Box<dyn CacheModel>, String> {
+    let bp = |c: &BreakpointConfig| -> Result<Box<dyn CacheModel>, String> {
+        c.validate()
+            .map_err(|e| format!("cache model `{name}`: {e}"))?;
+        Ok(Box::new(BreakpointCache::new(name, c.clone(), prices)))
+    };
     match name {
+        "anthropic" => bp(&config.anthropic),
+        "anthropic-auto" => bp(&config.anthropic_auto),
+        "anthropic-explicit" => bp(&config.anthropic_explicit),
+        "openai-5.6" => bp(&config.openai_5_6),
+        "openai" => Ok(Box::new(OpenAiCache::new(config.openai.clone()))),
+        "paged" => Ok(Box::new(PagedCache::new(config.paged.clone()))),
+        "radix" => Ok(Box::new(RadixCache::new(config.radix.clone()))),
         "ideal" => Ok(Box::new(IdealCache::default())),
         other => Err(format!(
             "unknown cache model `{other}`; known models: {}",

@@ -36,6 +36,9 @@ pub struct ModelPrice {
     pub source: String,
     #[serde(default)]
     pub date: String,
+    /// Cache lifetimes the provider offers for this model (informational, e.g. `5m, 1h`).
+    #[serde(default)]
+    pub ttls: String,
 }
 
 fn default_write_1h() -> f64 {
@@ -46,10 +49,26 @@ impl ModelPrice {
     /// Cost of one request in USD: uncached input at the base price, writes at their
     /// multipliers, reads at the read multiplier, output at the output price.
     pub fn cost(&self, outcome: &CacheOutcome, output_tokens: u64) -> f64 {
+        self.cost_billed(outcome, output_tokens, true)
+    }
+
+    /// As [`cost`](Self::cost); with `charges_writes` false, written tokens are billed as plain
+    /// input (OpenAI before GPT-5.6 and self-hosted engines charge nothing extra for writes).
+    pub fn cost_billed(
+        &self,
+        outcome: &CacheOutcome,
+        output_tokens: u64,
+        charges_writes: bool,
+    ) -> f64 {
+        let (w5, w1) = if charges_writes {
+            (self.write_5m, self.write_1h)
+        } else {
+            (1.0, 1.0)
+        };
         let plain = outcome.recomputed_tokens() - outcome.cache_write_tokens();
         let input_units = plain as f64
-            + outcome.write_5m_tokens as f64 * self.write_5m
-            + outcome.write_1h_tokens as f64 * self.write_1h
+            + outcome.write_5m_tokens as f64 * w5
+            + outcome.write_1h_tokens as f64 * w1
             + outcome.cached_tokens as f64 * self.read;
         (input_units * self.input + output_tokens as f64 * self.output) / 1_000_000.0
     }

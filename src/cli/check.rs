@@ -7,6 +7,8 @@ use clap::Args;
 use super::common::{load_sessions, scenario_paths};
 use super::CliError;
 use crate::engine::{self, ReplayEnv};
+use crate::plan_mode::{assess_plan, GrantSet, PlanInput, PlanPolicy};
+use crate::scenario::{Scenario, Step};
 use crate::strategy;
 
 /// Validate scenarios against the reference plan-mode state machine and the cross-strategy
@@ -60,6 +62,9 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
                             println!("  note: {note}");
                         }
                     }
+                    for line in advice(&session.scenario) {
+                        println!("  {line}");
+                    }
                     println!(
                         "  ok: {} decisions, identical under {}",
                         report.replays.first().map_or(0, |r| r.trace.entries.len()),
@@ -79,4 +84,75 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
     } else {
         Err(CliError::failed(failures.join("\n")))
     }
+}
+
+/// The plan-entry suggestion for the first user message, plan-quality warnings and allowed
+/// prompts that no matching rule recognises.
+fn advice(scenario: &Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    let first_user = scenario.steps.iter().find_map(|s| match s {
+        Step::User(c) => Some(c.clone().into_content()),
+        _ => None,
+    });
+    match first_user.and_then(|c| c.text) {
+        Some(task) => {
+            for policy in [PlanPolicy::Conservative, PlanPolicy::Permissive] {
+                let s = policy.evaluate(&task);
+                let reasons: Vec<String> = s.reasons.iter().map(|r| r.to_string()).collect();
+                out.push(format!(
+                    "plan-entry policy {policy:?}: {} ({})",
+                    if s.suggest {
+                        "suggest plan mode"
+                    } else {
+                        "no suggestion"
+                    },
+                    if reasons.is_empty() {
+                        "no signal".to_string()
+                    } else {
+                        reasons.join(", ")
+                    }
+                ));
+            }
+        }
+        None => out.push(
+            "plan-entry policy: first user message has no text (token count only); no suggestion"
+                .to_string(),
+        ),
+    }
+    let mut plans = Vec::new();
+    for step in &scenario.steps {
+        match step {
+            Step::Assistant(turn) => {
+                for call in &turn.calls {
+                    if let Some(text) = &call.plan {
+                        plans.push(assess_plan(PlanInput::Text(text)));
+                    } else if let Some(n) = call.plan_tokens {
+                        plans.push(assess_plan(PlanInput::Tokens(n as u64)));
+                    }
+                    let grants = GrantSet::new(call.allowed_prompts.clone());
+                    for g in grants.unrecognised() {
+                        out.push(format!(
+                            "warning: allowed prompt \"{}\" for {} matches no command category and covers nothing",
+                            g.prompt, g.tool
+                        ));
+                    }
+                }
+            }
+            Step::Edit(p) => {
+                if let Some(text) = &p.plan {
+                    plans.push(assess_plan(PlanInput::Text(text)));
+                } else if let Some(n) = p.plan_tokens {
+                    plans.push(assess_plan(PlanInput::Tokens(n as u64)));
+                }
+            }
+            _ => {}
+        }
+    }
+    for report in plans {
+        out.push(format!("plan: {}", report.length_summary()));
+        for w in report.warnings() {
+            out.push(format!("warning: {w}"));
+        }
+    }
+    out
 }

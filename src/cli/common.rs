@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::CliError;
-use crate::cache::PriceTable;
+use crate::cache::{CacheConfig, PriceTable};
 use crate::prompt::Tokenizer;
 use crate::scenario::Session;
 
@@ -114,4 +114,12 @@ pub fn cache_list(spec: &str) -> Result<Vec<String>, CliError> {
         }
     }
     Ok(names)
+}
+
+/// The cache-model parameters: documented defaults, overridden by a `--cache-config` file.
+pub fn cache_config(file: Option<&Path>) -> Result<CacheConfig, CliError> {
+    match file {
+        Some(f) => CacheConfig::from_file(f).map_err(CliError::input),
+        None => Ok(CacheConfig::default()),
+    }
 }

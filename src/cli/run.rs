@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, load_sessions, price_table, scenario_paths};
+use super::common::{cache_config, cache_list, load_sessions, price_table, scenario_paths};
 use super::CliError;
 use crate::engine::{self, ReplayEnv};
 use crate::export::{self, Format};
@@ -34,6 +34,10 @@ pub struct RunArgs {
     /// A pricing file that adds or replaces models of the bundled table.
     #[arg(long)]
     pub pricing: Option<PathBuf>,
+    /// A TOML file of cache-model parameters (one table per model, e.g. [anthropic]
+    /// message_ttl = "5m"); see docs/cache-models.md.
+    #[arg(long)]
+    pub cache_config: Option<PathBuf>,
 }
 
 pub fn run(args: RunArgs) -> Result<(), CliError> {
@@ -41,6 +45,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     let caches = cache_list(&args.cache)?;
     let env = ReplayEnv {
         prices: price_table(args.pricing.as_deref())?,
+        caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };
     let paths = scenario_paths(&args.scenarios)?;

@@ -73,6 +73,8 @@ fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> ScenarioError {
     let message = e.message().to_string();
     let hint = if message.contains("unknown field") {
         Some("remove or rename the field; `plancache schema` prints every allowed field")
+    } else if message.contains("wanted exactly 1 element") {
+        Some("a [[steps]] table takes exactly one key (user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, add_tool, remove_tool): look for a misspelled or extra key in the step that starts here")
     } else if message.contains("unknown variant") {
         Some("each [[steps]] table takes exactly one of: user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, add_tool, remove_tool")
     } else if message.contains("missing field") {

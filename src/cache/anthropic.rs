@@ -1,0 +1,461 @@
+//! Breakpoint caches: Anthropic's prompt caching, and OpenAI's GPT-5.6 profile which follows the
+//! same write-at-breakpoint scheme with different parameters.
+//!
+//! Rules (CACHE_SEMANTICS.md §1, platform.claude.com prompt-caching docs):
+//! - the prefix is tools → system → messages; an entry is keyed by the chained hash of every
+//!   block up to and including the marked block (A3), salted per level by the request settings
+//!   that invalidate that level (A12);
+//! - a breakpoint writes exactly one entry, at its own block (A4); at most `max_breakpoints`
+//!   (4) per request (A2);
+//! - a read checks the breakpoint's block, then walks back one block at a time, at most
+//!   `lookback` (20) positions counting the breakpoint itself (A5, A6);
+//! - prefixes shorter than the model's minimum are neither read nor written, without error (A7);
+//! - entries live 5 min or 1 h and a hit refreshes them (A8);
+//! - writes are billed by the A/B/C rule (A10) and `input_tokens` is what follows the last
+//!   breakpoint (A11);
+//! - an entry is readable only once the writing response has begun (A13).
+//!
+//! Anthropic does not cache the generated reply: it is cached when the next request's
+//! breakpoint covers it (§8).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::common::{self, duration_str};
+use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
+use crate::prompt::{Level, Request, Ttl};
+
+/// Where a breakpoint cache puts its breakpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// Claude Code's request layout: two breakpoints on the system prompt (`system_ttl`) and one
+    /// on the last block of the last message (`message_ttl`), moving forward every turn.
+    ClaudeCode,
+    /// The API's automatic mode (top-level `cache_control`): one breakpoint on the last
+    /// non-empty block (`message_ttl`), plus any explicit breakpoints of the scenario.
+    Automatic,
+    /// Only the breakpoints the scenario places (`cache_control` on tools, system blocks and
+    /// content).
+    Explicit,
+}
+
+/// Parameters of a breakpoint cache. Defaults are Anthropic's documented values and Claude
+/// Code 2.1's layout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BreakpointConfig {
+    pub layout: Layout,
+    /// TTL class of the layout's system-prompt breakpoints (Claude Code: 1 h).
+    pub system_ttl: Ttl,
+    /// TTL class of the moving message breakpoint (Claude Code 2.1 main thread: 1 h; older
+    /// versions and most subagent streams: 5 m) and of the automatic breakpoint.
+    pub message_ttl: Ttl,
+    /// Whether the scenario's own `cache_control` marks are honoured besides the layout's.
+    pub explicit_breakpoints: bool,
+    /// Read lookback in block positions per breakpoint, the breakpoint included; 0 = unlimited.
+    pub lookback: usize,
+    /// At most this many breakpoints per request; the earliest in prompt order are kept (the
+    /// real API answers 400 to more).
+    pub max_breakpoints: usize,
+    /// Overrides the per-model minimum cacheable prefix of the price table.
+    pub min_cacheable: Option<u64>,
+    /// Lifetime of an entry of the `5m` class.
+    #[serde(with = "duration_str")]
+    pub ttl_5m: Duration,
+    /// Lifetime of an entry of the `1h` class.
+    #[serde(with = "duration_str")]
+    pub ttl_1h: Duration,
+    /// Salt the system and message levels with the request settings (A12).
+    pub level_salts: bool,
+    /// The entries at the tools/system breakpoints of each model's first request were written
+    /// by earlier sessions of the same account and exist at t = 0 (§8 cross-session sharing).
+    pub prewarmed_prefix: bool,
+    /// Other sessions of the account keep the tools/system entries refreshed: they never expire.
+    pub prefix_kept_warm: bool,
+}
+
+impl Default for BreakpointConfig {
+    fn default() -> Self {
+        BreakpointConfig {
+            layout: Layout::ClaudeCode,
+            system_ttl: Ttl::OneHour,
+            message_ttl: Ttl::OneHour,
+            explicit_breakpoints: false,
+            lookback: 20,
+            max_breakpoints: 4,
+            min_cacheable: None,
+            ttl_5m: Duration::from_secs(5 * 60),
+            ttl_1h: Duration::from_secs(60 * 60),
+            level_salts: true,
+            prewarmed_prefix: false,
+            prefix_kept_warm: false,
+        }
+    }
+}
+
+impl BreakpointConfig {
+    /// `anthropic-auto`: the API's automatic mode, 5 min.
+    pub fn automatic() -> Self {
+        BreakpointConfig {
+            layout: Layout::Automatic,
+            message_ttl: Ttl::FiveMinutes,
+            explicit_breakpoints: true,
+            ..Self::default()
+        }
+    }
+
+    /// `anthropic-explicit`: only the scenario's breakpoints.
+    pub fn explicit() -> Self {
+        BreakpointConfig {
+            layout: Layout::Explicit,
+            explicit_breakpoints: true,
+            ..Self::default()
+        }
+    }
+
+    /// `openai-5.6`: an implicit breakpoint at the end of the prompt plus explicit
+    /// `prompt_cache_breakpoint`s, at most 4 written, no block-lookback limit, 30 min TTL, writes
+    /// at the model's `write_5m` multiplier (1.25x), no 128-token rounding (CACHE_SEMANTICS O2,
+    /// O6). The 30 min value follows the SDK docs; Azure also lists 12 h.
+    pub fn openai_5_6() -> Self {
+        BreakpointConfig {
+            layout: Layout::Automatic,
+            message_ttl: Ttl::FiveMinutes,
+            system_ttl: Ttl::FiveMinutes,
+            explicit_breakpoints: true,
+            lookback: 0,
+            max_breakpoints: 4,
+            min_cacheable: Some(1024),
+            ttl_5m: Duration::from_secs(30 * 60),
+            ttl_1h: Duration::from_secs(30 * 60),
+            level_salts: false,
+            prewarmed_prefix: false,
+            prefix_kept_warm: false,
+        }
+    }
+
+    /// Checks what the API would reject: longer TTLs must come before shorter ones (A8).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.layout == Layout::ClaudeCode && self.system_ttl < self.message_ttl {
+            return Err(format!(
+                "system_ttl {} is shorter than message_ttl {}: the API requires longer TTLs first",
+                self.system_ttl.as_str(),
+                self.message_ttl.as_str()
+            ));
+        }
+        if self.max_breakpoints == 0 {
+            return Err("max_breakpoints must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    fn ttl_ms(&self, ttl: Ttl) -> u64 {
+        match ttl {
+            Ttl::FiveMinutes => self.ttl_5m.as_millis() as u64,
+            Ttl::OneHour => self.ttl_1h.as_millis() as u64,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    visible_at: u64,
+    expires_at: u64,
+}
+
+#[derive(Debug, Default)]
+struct ModelState {
+    entries: HashMap<u64, Entry>,
+    /// Prefix hashes of every earlier prompt, to tell "changed" from "never written".
+    seen: HashMap<u64, ()>,
+    started: bool,
+}
+
+/// A breakpoint cache (Anthropic, or OpenAI GPT-5.6) with its configuration.
+#[derive(Debug)]
+pub struct BreakpointCache {
+    name: String,
+    config: BreakpointConfig,
+    min_by_model: HashMap<String, u64>,
+    models: HashMap<String, ModelState>,
+}
+
+/// A breakpoint of one request: segment index and TTL class.
+type Breakpoint = (usize, Ttl);
+
+impl BreakpointCache {
+    pub fn new(name: &str, config: BreakpointConfig, prices: &PriceTable) -> Self {
+        let min_by_model = prices
+            .names()
+            .filter_map(|n| prices.get(n).map(|p| (n.to_string(), p.min_cacheable)))
+            .collect();
+        BreakpointCache {
+            name: name.to_string(),
+            config,
+            min_by_model,
+            models: HashMap::new(),
+        }
+    }
+
+    pub fn config(&self) -> &BreakpointConfig {
+        &self.config
+    }
+
+    fn min_cacheable(&self, model: &str) -> u64 {
+        self.config
+            .min_cacheable
+            .or_else(|| self.min_by_model.get(model).copied())
+            .unwrap_or(0)
+    }
+
+    /// The request's breakpoints in prompt order, at most `max_breakpoints`.
+    fn breakpoints(&self, req: &Request) -> Vec<Breakpoint> {
+        let segs = &req.segments;
+        let mut out: Vec<Breakpoint> = Vec::new();
+        if self.config.explicit_breakpoints || self.config.layout == Layout::Explicit {
+            for (i, s) in segs.iter().enumerate() {
+                if let Some(ttl) = s.breakpoint {
+                    out.push((i, ttl));
+                }
+            }
+        }
+        let last_nonempty = |upto: usize| (0..upto).rev().find(|&i| !segs[i].is_empty());
+        match self.config.layout {
+            Layout::Explicit => {}
+            Layout::Automatic => {
+                if let Some(i) = last_nonempty(segs.len()) {
+                    out.push((i, self.config.message_ttl));
+                }
+            }
+            Layout::ClaudeCode => {
+                // System prompt: on the first and the last system block; with a single system
+                // block, on the last tool definition and the system block (so the tools alone
+                // are also an entry of their own).
+                let sys: Vec<usize> = (0..segs.len())
+                    .filter(|&i| segs[i].level == Level::System)
+                    .collect();
+                let first_msg = req.first_segment_at(Level::Messages);
+                let ttl = self.config.system_ttl;
+                match sys.as_slice() {
+                    [] => {
+                        if let Some(i) = last_nonempty(first_msg) {
+                            out.push((i, ttl));
+                        }
+                    }
+                    [only] => {
+                        if let Some(i) = last_nonempty(*only) {
+                            out.push((i, ttl));
+                        }
+                        out.push((*only, ttl));
+                    }
+                    [first, .., last] => {
+                        out.push((*first, ttl));
+                        out.push((*last, ttl));
+                    }
+                }
+                if first_msg < segs.len() {
+                    if let Some(i) = last_nonempty(segs.len()) {
+                        if i >= first_msg {
+                            out.push((i, self.config.message_ttl));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|&(i, ttl)| (i, std::cmp::Reverse(ttl)));
+        out.dedup_by_key(|b| b.0);
+        out.truncate(self.config.max_breakpoints);
+        out
+    }
+
+    fn hashes(&self, req: &Request) -> Vec<u64> {
+        let salts = if self.config.level_salts {
+            common::level_salts(req)
+        } else {
+            [0; 3]
+        };
+        let mut prev = 0u64;
+        req.segments
+            .iter()
+            .map(|s| {
+                prev = common::chain(prev, s, common::salt_for(&salts, s.level));
+                prev
+            })
+            .collect()
+    }
+}
+
+fn live(e: &Entry, now: u64) -> bool {
+    e.visible_at <= now && now < e.expires_at
+}
+
+impl CacheModel for BreakpointCache {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn lookup(&mut self, req: &Request) -> CacheOutcome {
+        let now = req.sent_at_ms;
+        let prompt = req.prompt_tokens();
+        let hashes = self.hashes(req);
+        let ends = common::segment_ends(&req.segments);
+        let bps = self.breakpoints(req);
+        let min = self.min_cacheable(&req.model);
+        let others = self
+            .models
+            .iter()
+            .any(|(m, s)| m != &req.model && s.started);
+        let prewarm = self.config.prewarmed_prefix || self.config.prefix_kept_warm;
+        let kept = self.config.prefix_kept_warm;
+        let state = self.models.entry(req.model.clone()).or_default();
+        let first = !state.started;
+        // Cross-session sharing: the tools/system entries already exist.
+        if prewarm && (first || kept) {
+            for &(i, ttl) in &bps {
+                if req.segments[i].level < Level::Messages && ends[i] >= min && ends[i] > 0 {
+                    let ttl_ms = match ttl {
+                        Ttl::FiveMinutes => self.config.ttl_5m.as_millis() as u64,
+                        Ttl::OneHour => self.config.ttl_1h.as_millis() as u64,
+                    };
+                    let expires_at = if kept { u64::MAX } else { ttl_ms.max(now + 1) };
+                    let e = state.entries.entry(hashes[i]).or_insert(Entry {
+                        visible_at: 0,
+                        expires_at,
+                    });
+                    e.expires_at = e.expires_at.max(expires_at);
+                    e.visible_at = e.visible_at.min(now);
+                }
+            }
+        }
+        let had_entries = !state.entries.is_empty();
+        // Reads: per breakpoint, look back at most `lookback` positions (A5).
+        let mut hit: Option<usize> = None;
+        for &(i, ttl) in &bps {
+            let span = if self.config.lookback == 0 {
+                i + 1
+            } else {
+                self.config.lookback.min(i + 1)
+            };
+            for p in (i + 1 - span..=i).rev() {
+                if let Some(e) = state.entries.get_mut(&hashes[p]) {
+                    if live(e, now) {
+                        let refreshed = now.saturating_add(match ttl {
+                            Ttl::FiveMinutes => self.config.ttl_5m.as_millis() as u64,
+                            Ttl::OneHour => self.config.ttl_1h.as_millis() as u64,
+                        });
+                        e.expires_at = e.expires_at.max(refreshed);
+                        hit = hit.max(Some(p));
+                        break;
+                    }
+                }
+            }
+        }
+        let a = hit.map_or(0, |p| ends[p]);
+        // Writes: A/B/C (A10) over the breakpoints long enough to be cached (A7).
+        let eligible: Vec<&Breakpoint> = bps
+            .iter()
+            .filter(|(i, _)| ends[*i] >= min && ends[*i] > 0)
+            .collect();
+        let c = eligible
+            .iter()
+            .map(|(i, _)| ends[*i])
+            .max()
+            .unwrap_or(0)
+            .max(a);
+        let b = eligible
+            .iter()
+            .filter(|(i, ttl)| *ttl == Ttl::OneHour && ends[*i] > a)
+            .map(|(i, _)| ends[*i])
+            .max()
+            .unwrap_or(a)
+            .max(a);
+        let mut outcome = CacheOutcome {
+            prompt_tokens: prompt,
+            cached_tokens: a,
+            write_1h_tokens: b - a,
+            write_5m_tokens: c - b,
+            uncached_input_tokens: prompt - c,
+            stop: None,
+        };
+        if a < prompt {
+            let start = hit.map_or(0, |p| p + 1);
+            let reason_at =
+                |reason, seg: usize| common::stop_at(req, ends_before(&ends, seg), reason);
+            outcome.stop = if first && !had_entries {
+                common::stop_at(req, 0, common::cold_reason(others))
+            } else if let Some(p) = (start..hashes.len())
+                .rev()
+                .find(|&p| state.entries.contains_key(&hashes[p]))
+            {
+                let e = state.entries[&hashes[p]];
+                let reason = if e.visible_at > now {
+                    BreakReason::InFlight
+                } else if e.expires_at <= now {
+                    BreakReason::TtlExpired
+                } else {
+                    BreakReason::LookbackExceeded
+                };
+                reason_at(reason, start)
+            } else if !bps.is_empty() && eligible.is_empty() {
+                reason_at(BreakReason::BelowMinimum, start)
+            } else if bps.is_empty() || !had_entries {
+                reason_at(BreakReason::NotWritten, start)
+            } else {
+                // The first block no earlier prompt had at this place: the prefix changed there.
+                match (start..hashes.len()).find(|&p| !state.seen.contains_key(&hashes[p])) {
+                    Some(q) => reason_at(BreakReason::PrefixChanged, q),
+                    None => reason_at(BreakReason::NotWritten, start),
+                }
+            };
+        }
+        state.started = true;
+        outcome
+    }
+
+    fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible_at_ms: u64, _done: u64) {
+        let hashes = self.hashes(req);
+        let ends = common::segment_ends(&req.segments);
+        let bps = self.breakpoints(req);
+        let min = self.min_cacheable(&req.model);
+        let ttl_of: Vec<u64> = bps.iter().map(|&(_, t)| self.config.ttl_ms(t)).collect();
+        let state = self.models.entry(req.model.clone()).or_default();
+        state.started = true;
+        let now = req.sent_at_ms;
+        for (k, &(i, _)) in bps.iter().enumerate() {
+            if ends[i] < min || ends[i] == 0 {
+                continue;
+            }
+            // A breakpoint whose entry is live was a read (refreshed in `lookup`); any other
+            // writes its entry, readable once the response begins (A13).
+            let fresh = Entry {
+                visible_at: visible_at_ms,
+                expires_at: visible_at_ms.saturating_add(ttl_of[k]),
+            };
+            match state.entries.get_mut(&hashes[i]) {
+                Some(e) if now < e.expires_at => {
+                    e.expires_at = e.expires_at.max(fresh.expires_at);
+                    e.visible_at = e.visible_at.min(visible_at_ms);
+                }
+                _ => {
+                    state.entries.insert(hashes[i], fresh);
+                }
+            }
+        }
+        let _ = outcome;
+        for h in hashes {
+            state.seen.insert(h, ());
+        }
+    }
+}
+
+/// Token position where segment `seg` starts.
+fn ends_before(ends: &[u64], seg: usize) -> u64 {
+    if seg == 0 {
+        0
+    } else {
+        ends[seg.min(ends.len()) - 1]
+    }
+}

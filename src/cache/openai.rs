@@ -1,0 +1,232 @@
+//! OpenAI automatic prompt caching for models before GPT-5.6 (CACHE_SEMANTICS.md §2, OpenAI
+//! prompt-caching guide).
+//!
+//! - Automatic: every prompt of at least `min_tokens` (1,024) is cached; shorter prompts read and
+//!   write nothing (O1).
+//! - Hits come in `increment` (128) token steps: a hit is the longest cached prefix rounded down
+//!   to a multiple of 128, and 0 below 1,024 (O2; doc example 2,006 → 1,920).
+//! - Retention `in_memory`: entries expire after `idle_ttl` without use (default 10 min, the top
+//!   of the documented 5–10 min) and at most `max_age` after they were written (1 h); `24h`
+//!   retention is `idle_ttl = max_age = 24h` (O4). A hit refreshes the idle timer.
+//! - Writes are free; the read discount is the model's `read` multiplier (O5).
+//! - The visible reply is cached once the request completes, so the next prompt, which repeats
+//!   it, can hit through it; reasoning tokens are not part of it (§8, Codex rollouts).
+//! - Routing to replicas (O3) is not modelled: one machine, so this is the best case; §8 notes
+//!   real hits are sometimes one or two blocks shorter.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::common::{self, duration_str, BlockHasher, SeenPrefixes};
+use super::{BreakReason, CacheModel, CacheOutcome};
+use crate::prompt::{Request, Segment};
+
+/// Parameters of the legacy OpenAI cache.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OpenAiConfig {
+    /// Nothing is cached below this prompt length.
+    pub min_tokens: u64,
+    /// Hits are multiples of this many tokens.
+    pub increment: u64,
+    /// Entries unused for this long are gone.
+    #[serde(with = "duration_str")]
+    pub idle_ttl: Duration,
+    /// Entries older than this are gone, used or not.
+    #[serde(with = "duration_str")]
+    pub max_age: Duration,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> Self {
+        OpenAiConfig {
+            min_tokens: 1024,
+            increment: 128,
+            idle_ttl: Duration::from_secs(10 * 60),
+            max_age: Duration::from_secs(60 * 60),
+        }
+    }
+}
+
+impl OpenAiConfig {
+    /// `prompt_cache_retention = "24h"`.
+    pub fn extended_24h() -> Self {
+        OpenAiConfig {
+            idle_ttl: Duration::from_secs(24 * 3600),
+            max_age: Duration::from_secs(24 * 3600),
+            ..Self::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    visible_at: u64,
+    written_at: u64,
+    last_used: u64,
+}
+
+#[derive(Debug)]
+struct ModelState {
+    blocks: HashMap<u64, Entry>,
+    hasher: BlockHasher,
+    seen: SeenPrefixes,
+}
+
+/// The legacy OpenAI automatic cache.
+#[derive(Debug)]
+pub struct OpenAiCache {
+    config: OpenAiConfig,
+    models: HashMap<String, ModelState>,
+}
+
+impl OpenAiCache {
+    pub fn new(config: OpenAiConfig) -> Self {
+        OpenAiCache {
+            config,
+            models: HashMap::new(),
+        }
+    }
+
+    fn live(&self, e: &Entry, now: u64) -> bool {
+        e.visible_at <= now
+            && now.saturating_sub(e.last_used) <= self.config.idle_ttl.as_millis() as u64
+            && now.saturating_sub(e.written_at) <= self.config.max_age.as_millis() as u64
+    }
+}
+
+impl CacheModel for OpenAiCache {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn charges_writes(&self) -> bool {
+        false
+    }
+
+    fn lookup(&mut self, req: &Request) -> CacheOutcome {
+        let now = req.sent_at_ms;
+        let prompt = req.prompt_tokens();
+        let unit = self.config.increment.max(1);
+        let mut outcome = CacheOutcome {
+            prompt_tokens: prompt,
+            ..CacheOutcome::default()
+        };
+        let others = self.models.keys().any(|m| m != &req.model);
+        let Some(mut state) = self.models.remove(&req.model) else {
+            // Cold: the prompt is written (free) if long enough.
+            if prompt >= self.config.min_tokens {
+                outcome.write_5m_tokens = prompt / unit * unit;
+            }
+            outcome.uncached_input_tokens = prompt - outcome.write_5m_tokens;
+            outcome.stop = common::stop_at(req, 0, common::cold_reason(others));
+            return outcome;
+        };
+        let hashes = state.hasher.hashes(&req.segments);
+        let mut live_blocks = 0usize;
+        while live_blocks < hashes.len()
+            && state
+                .blocks
+                .get(&hashes[live_blocks])
+                .is_some_and(|e| self.live(e, now))
+        {
+            live_blocks += 1;
+        }
+        let mut raw_blocks = live_blocks;
+        while raw_blocks < hashes.len() && state.blocks.contains_key(&hashes[raw_blocks]) {
+            raw_blocks += 1;
+        }
+        let in_flight =
+            raw_blocks > live_blocks && state.blocks[&hashes[live_blocks]].visible_at > now;
+        let live = live_blocks as u64 * unit;
+        let cached = if live >= self.config.min_tokens {
+            live
+        } else {
+            0
+        };
+        if cached > 0 {
+            for h in &hashes[..live_blocks] {
+                if let Some(e) = state.blocks.get_mut(h) {
+                    e.last_used = now;
+                }
+            }
+        }
+        outcome.cached_tokens = cached;
+        if prompt >= self.config.min_tokens {
+            outcome.write_5m_tokens = (prompt / unit * unit).saturating_sub(cached);
+        }
+        outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
+        let seg_hashes = common::segment_hashes(req.segments.iter());
+        let ends = common::segment_ends(&req.segments);
+        let seen = state.seen.matches(&seg_hashes, &ends, now);
+        let below_min = cached == 0 && (prompt < self.config.min_tokens || live > 0);
+        outcome.stop = common::automatic_stop(
+            req,
+            cached,
+            live,
+            raw_blocks as u64 * unit,
+            in_flight,
+            below_min,
+            seen,
+            unit,
+            BreakReason::TtlExpired,
+        );
+        self.models.insert(req.model.clone(), state);
+        outcome
+    }
+
+    fn store(&mut self, req: &Request, _outcome: &CacheOutcome, visible_at: u64, completed: u64) {
+        let now = req.sent_at_ms;
+        let state = self
+            .models
+            .entry(req.model.clone())
+            .or_insert_with(|| ModelState {
+                blocks: HashMap::new(),
+                hasher: BlockHasher::new(self.config.increment.max(1) as usize),
+                seen: SeenPrefixes::default(),
+            });
+        let seg_hashes = common::segment_hashes(req.segments.iter());
+        state.seen.record_seen(&seg_hashes);
+        let prompt = req.prompt_tokens();
+        if prompt < self.config.min_tokens {
+            return;
+        }
+        let all: Vec<Arc<Segment>> = req.segments.iter().chain(&req.reply).cloned().collect();
+        let hashes = state.hasher.hashes(&all);
+        let unit = self.config.increment.max(1);
+        let prompt_blocks = (prompt / unit) as usize;
+        let idle = self.config.idle_ttl.as_millis() as u64;
+        let max_age = self.config.max_age.as_millis() as u64;
+        for (i, h) in hashes.iter().enumerate() {
+            let vis = if i < prompt_blocks {
+                visible_at
+            } else {
+                completed
+            };
+            let fresh = Entry {
+                visible_at: vis,
+                written_at: vis,
+                last_used: vis,
+            };
+            match state.blocks.get_mut(h) {
+                Some(e)
+                    if now.saturating_sub(e.last_used) <= idle
+                        && now.saturating_sub(e.written_at) <= max_age =>
+                {
+                    e.visible_at = e.visible_at.min(vis);
+                    e.last_used = e.last_used.max(now);
+                }
+                _ => {
+                    state.blocks.insert(*h, fresh);
+                }
+            }
+        }
+        let all_hashes = common::segment_hashes(all.iter());
+        let n = req.segments.len();
+        state.seen.record_stored(&all_hashes[..n], visible_at);
+        state.seen.record_stored(&all_hashes[n..], completed);
+    }
+}

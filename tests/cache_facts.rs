@@ -1,0 +1,452 @@
+//! The checkable facts of CACHE_SEMANTICS.md §7 (1–9), with the documented numbers, plus the
+//! lookback example and a TTL expiry through full scenario files.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use plancache::cache::{
+    self, BreakReason, BreakpointCache, BreakpointConfig, CacheConfig, CacheModel, CacheOutcome,
+    PagedCache, PagedConfig, PriceTable, RadixCache, RadixConfig,
+};
+use plancache::engine::{self, ReplayEnv};
+use plancache::prompt::{Level, Request, RequestSettings, Role, Segment, SegmentKind, Ttl};
+use plancache::scenario::Session;
+
+/// A segment whose tokens are `base, base+1, ...` (distinct bases give distinct content).
+fn seg(id: u64, level: Level, base: u32, len: usize, bp: Option<Ttl>) -> Arc<Segment> {
+    seg_tokens(id, level, (base..base + len as u32).collect(), bp)
+}
+
+fn seg_tokens(id: u64, level: Level, tokens: Vec<u32>, bp: Option<Ttl>) -> Arc<Segment> {
+    let kind = match level {
+        Level::Tools => SegmentKind::Tool,
+        Level::System => SegmentKind::System,
+        Level::Messages => SegmentKind::Message(Role::User),
+    };
+    Arc::new(Segment {
+        id,
+        level,
+        kind,
+        label: format!("seg{id}"),
+        tokens: tokens.into(),
+        breakpoint: bp,
+    })
+}
+
+fn request(model: &str, at_ms: u64, segments: Vec<Arc<Segment>>) -> Request {
+    Request {
+        index: 0,
+        stream: "main".into(),
+        step: 0,
+        model: model.into(),
+        sent_at_ms: at_ms,
+        segments,
+        settings: RequestSettings::default(),
+        reply: Vec::new(),
+        output_tokens: 0,
+    }
+}
+
+/// Looks a request up and stores it, its response beginning 1 s after it was sent.
+fn send(cache: &mut dyn CacheModel, req: &Request) -> CacheOutcome {
+    let out = cache.lookup(req);
+    cache.store(req, &out, req.sent_at_ms + 1000, req.sent_at_ms + 2000);
+    out
+}
+
+fn explicit() -> BreakpointCache {
+    BreakpointCache::new(
+        "anthropic-explicit",
+        BreakpointConfig::explicit(),
+        &PriceTable::bundled(),
+    )
+}
+
+// Fact 1: OpenAI legacy 128-token increments (platform.openai.com prompt-caching, 2024-25).
+#[test]
+fn fact1_openai_128_token_increments() {
+    let prices = PriceTable::bundled();
+    // 1,300 shared tokens, then the prompts differ: 1,300 -> 10 x 128 = 1,280.
+    let mut c = cache::build("openai", &prices).unwrap();
+    let shared = seg(1, Level::System, 0, 1300, None);
+    send(
+        c.as_mut(),
+        &request(
+            "gpt-4o",
+            0,
+            vec![shared.clone(), seg(2, Level::Messages, 10_000, 700, None)],
+        ),
+    );
+    let out = send(
+        c.as_mut(),
+        &request(
+            "gpt-4o",
+            60_000,
+            vec![shared, seg(3, Level::Messages, 20_000, 200, None)],
+        ),
+    );
+    assert_eq!(out.prompt_tokens, 1500);
+    assert_eq!(out.cached_tokens, 1280);
+
+    // The doc example: an identical 2,006-token prompt resent -> 15 x 128 = 1,920.
+    let mut c = cache::build("openai", &prices).unwrap();
+    let p = request("gpt-4o", 0, vec![seg(1, Level::System, 0, 2006, None)]);
+    assert_eq!(send(c.as_mut(), &p).cached_tokens, 0);
+    let mut again = p.clone();
+    again.sent_at_ms = 60_000;
+    let out = send(c.as_mut(), &again);
+    assert_eq!(out.cached_tokens, 1920);
+    assert_eq!(out.stop.unwrap().reason, BreakReason::Rounding);
+
+    // A 1,000-token prompt is never cached.
+    let mut c = cache::build("openai", &prices).unwrap();
+    let p = request("gpt-4o", 0, vec![seg(1, Level::System, 0, 1000, None)]);
+    send(c.as_mut(), &p);
+    let mut again = p.clone();
+    again.sent_at_ms = 60_000;
+    let out = send(c.as_mut(), &again);
+    assert_eq!(out.cached_tokens, 0);
+    assert_eq!(out.stop.unwrap().reason, BreakReason::BelowMinimum);
+}
+
+// Fact 2: the Pride and Prejudice usage example (Sept-2025 Anthropic doc).
+#[test]
+fn fact2_anthropic_doc_usage_example() {
+    let mut c = explicit();
+    let book = seg(1, Level::System, 0, 188_086, Some(Ttl::FiveMinutes));
+    let call = |t| {
+        request(
+            "claude-sonnet-4-5",
+            t,
+            vec![book.clone(), seg(2, Level::Messages, 500_000, 21, None)],
+        )
+    };
+    let one = send(&mut c, &call(0));
+    assert_eq!(
+        (
+            one.cache_write_tokens(),
+            one.cached_tokens,
+            one.uncached_input_tokens
+        ),
+        (188_086, 0, 21)
+    );
+    assert_eq!(one.write_5m_tokens, 188_086);
+    let two = send(&mut c, &call(30_000));
+    assert_eq!(
+        (
+            two.cache_write_tokens(),
+            two.cached_tokens,
+            two.uncached_input_tokens
+        ),
+        (0, 188_086, 21)
+    );
+}
+
+/// `n` message blocks of 200 tokens, a 5m breakpoint on each block number in `bps` (1-based).
+fn blocks(n: usize, bps: &[usize]) -> Vec<Arc<Segment>> {
+    (1..=n)
+        .map(|i| {
+            let bp = bps.contains(&i).then_some(Ttl::FiveMinutes);
+            seg(i as u64, Level::Messages, i as u32 * 1000, 200, bp)
+        })
+        .collect()
+}
+
+// Fact 3: the 20-position lookback (newest Anthropic doc).
+#[test]
+fn fact3_anthropic_lookback_10_15_35() {
+    let mut c = explicit();
+    let t1 = send(&mut c, &request("claude-sonnet-4-5", 0, blocks(10, &[10])));
+    assert_eq!((t1.cached_tokens, t1.cache_write_tokens()), (0, 2000));
+    // Turn 2: hit at block 10 (2,000 tokens), blocks 11-15 written.
+    let t2 = send(
+        &mut c,
+        &request("claude-sonnet-4-5", 10_000, blocks(15, &[15])),
+    );
+    assert_eq!((t2.cached_tokens, t2.cache_write_tokens()), (2000, 1000));
+    // Turn 3: 35 checks 35..16, and 15 is one position outside: no hit.
+    let mut c3 = explicit();
+    send(&mut c3, &request("claude-sonnet-4-5", 0, blocks(10, &[10])));
+    send(
+        &mut c3,
+        &request("claude-sonnet-4-5", 10_000, blocks(15, &[15])),
+    );
+    let t3 = send(
+        &mut c3,
+        &request("claude-sonnet-4-5", 20_000, blocks(35, &[35])),
+    );
+    assert_eq!(t3.cached_tokens, 0);
+    assert_eq!(t3.cache_write_tokens(), 7000);
+    assert_eq!(t3.stop.unwrap().reason, BreakReason::LookbackExceeded);
+    // With a second breakpoint at 15, turn 3 reads 15 blocks.
+    let t3b = send(
+        &mut c,
+        &request("claude-sonnet-4-5", 20_000, blocks(35, &[15, 35])),
+    );
+    assert_eq!(t3b.cached_tokens, 3000);
+    assert_eq!(t3b.cache_write_tokens(), 4000);
+}
+
+// Fact 4: mixed TTL billing (A10), Sonnet at $3.
+#[test]
+fn fact4_anthropic_mixed_ttl_cost() {
+    let mut c = explicit();
+    let req = request(
+        "claude-sonnet-4-5",
+        0,
+        vec![
+            seg(1, Level::System, 0, 5000, Some(Ttl::OneHour)),
+            seg(2, Level::Messages, 10_000, 3000, Some(Ttl::FiveMinutes)),
+        ],
+    );
+    let out = send(&mut c, &req);
+    // A = 0, B = 5,000 (the 1h breakpoint), C = 8,000.
+    assert_eq!((out.write_1h_tokens, out.write_5m_tokens), (5000, 3000));
+    let sonnet = PriceTable::bundled()
+        .get("claude-sonnet-4-5")
+        .unwrap()
+        .clone();
+    // 5,000 x $6 + 3,000 x $3.75 per MTok = $0.04125.
+    assert!((sonnet.cost(&out, 0) - 0.04125).abs() < 1e-12);
+}
+
+// Fact 5: below the minimum nothing is cached (Opus 4.5: 4,096).
+#[test]
+fn fact5_anthropic_minimum_opus_4_5() {
+    let mut c = explicit();
+    let req = |t| {
+        request(
+            "claude-opus-4-5",
+            t,
+            vec![seg(1, Level::System, 0, 3000, Some(Ttl::FiveMinutes))],
+        )
+    };
+    for t in [0, 10_000] {
+        let out = send(&mut c, &req(t));
+        assert_eq!((out.cache_write_tokens(), out.cached_tokens), (0, 0));
+        assert_eq!(out.uncached_input_tokens, 3000);
+    }
+    // The same prefix on Sonnet 4.5 (minimum 1,024) is cached.
+    let mut s = explicit();
+    let mut r = req(0);
+    r.model = "claude-sonnet-4-5".into();
+    assert_eq!(send(&mut s, &r).cache_write_tokens(), 3000);
+}
+
+// Fact 6: vLLM block 16, hit <= prompt - 1 rounded down to whole blocks.
+#[test]
+fn fact6_vllm_blocks() {
+    let new = || PagedCache::new(PagedConfig::default());
+    // Identical 64-token prompt: max 63 -> 3 blocks = 48.
+    let mut c = new();
+    let p = request("m", 0, vec![seg(1, Level::Messages, 0, 64, None)]);
+    send(&mut c, &p);
+    assert_eq!(
+        send(&mut c, &request("m", 5000, p.segments.clone())).cached_tokens,
+        48
+    );
+    // 65 tokens sharing the first 64: 4 blocks = 64.
+    let mut c = new();
+    send(&mut c, &p);
+    let longer = request(
+        "m",
+        5000,
+        vec![p.segments[0].clone(), seg(2, Level::Messages, 900, 1, None)],
+    );
+    assert_eq!(send(&mut c, &longer).cached_tokens, 64);
+    // 100 tokens sharing the first 40 with a cached 100-token prompt: 2 blocks = 32.
+    let mut c = new();
+    let mut a: Vec<u32> = (0..40).collect();
+    a.extend(1000..1060);
+    let mut b: Vec<u32> = (0..40).collect();
+    b.extend(2000..2060);
+    send(
+        &mut c,
+        &request("m", 0, vec![seg_tokens(1, Level::Messages, a, None)]),
+    );
+    let out = send(
+        &mut c,
+        &request("m", 5000, vec![seg_tokens(2, Level::Messages, b, None)]),
+    );
+    assert_eq!(out.cached_tokens, 32);
+}
+
+// Fact 7: SGLang caps the hit at prompt - 1, aligned to the page.
+#[test]
+fn fact7_sglang_page_alignment() {
+    for (page, expected) in [(1usize, 1324u64), (16, 1312)] {
+        let mut c = RadixCache::new(RadixConfig {
+            page_size: page,
+            ..RadixConfig::default()
+        });
+        let p = request("m", 0, vec![seg(1, Level::Messages, 0, 1325, None)]);
+        send(&mut c, &p);
+        let out = send(&mut c, &request("m", 5000, p.segments.clone()));
+        assert_eq!(out.cached_tokens, expected, "page size {page}");
+    }
+}
+
+fn claude_code_request(t: u64, tool_text: u32) -> Request {
+    request(
+        "claude-sonnet-4-5",
+        t,
+        vec![
+            seg(1, Level::Tools, 0, 600, None),
+            seg(
+                2 + tool_text as u64 * 100,
+                Level::Tools,
+                10_000 + tool_text,
+                700,
+                None,
+            ),
+            seg(3, Level::System, 20_000, 3000, None),
+            seg(4, Level::System, 30_000, 2000, None),
+            seg(5, Level::Messages, 40_000, 500, None),
+        ],
+    )
+}
+
+// Fact 8: tool_choice invalidates only the messages; a tool edit invalidates everything.
+#[test]
+fn fact8_anthropic_invalidation_levels() {
+    let mut c = cache::build("anthropic", &PriceTable::bundled()).unwrap();
+    send(c.as_mut(), &claude_code_request(0, 0));
+    let mut choice = claude_code_request(10_000, 0);
+    choice.settings.tool_choice = Some("any".into());
+    let out = send(c.as_mut(), &choice);
+    // Tools (1,300) + system (5,000) still read; the 500-token message is written again.
+    assert_eq!(out.cached_tokens, 6300);
+    assert_eq!(out.cache_write_tokens(), 500);
+    let stop = out.stop.unwrap();
+    assert_eq!(
+        (stop.level, stop.reason),
+        (Level::Messages, BreakReason::PrefixChanged)
+    );
+    // One tool description edited: nothing reads.
+    let out = send(c.as_mut(), &claude_code_request(20_000, 1));
+    assert_eq!(out.cached_tokens, 0);
+    let stop = out.stop.unwrap();
+    assert_eq!(
+        (stop.level, stop.reason),
+        (Level::Tools, BreakReason::PrefixChanged)
+    );
+    assert_eq!(stop.segment, "seg102");
+}
+
+// Fact 9: an entry is readable only once the first response has begun.
+#[test]
+fn fact9_anthropic_concurrency() {
+    let mut c = cache::build("anthropic", &PriceTable::bundled()).unwrap();
+    let r = claude_code_request(0, 0);
+    let first = c.lookup(&r);
+    c.store(&r, &first, 1500, 4000); // response begins at 1.5 s
+    let second = c.lookup(&r); // sent together, at 0
+    c.store(&r, &second, 1600, 4100);
+    for o in [&first, &second] {
+        assert!(o.cache_write_tokens() > 0);
+        assert_eq!(o.cached_tokens, 0);
+    }
+    assert_eq!(second.stop.clone().unwrap().reason, BreakReason::InFlight);
+    let mut third = r.clone();
+    third.sent_at_ms = 2000;
+    let out = c.lookup(&third);
+    assert_eq!(out.cached_tokens, 6800);
+    assert_eq!(out.cache_write_tokens(), 0);
+}
+
+fn replay_fixture(name: &str, cache_name: &str, config: &CacheConfig) -> Vec<(u64, u64, String)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let session = Session::load(&path, None).unwrap();
+    let strategy = plancache::strategy::parse_list("permission-mode").unwrap();
+    let env = ReplayEnv::default();
+    let mut c = cache::build_with(cache_name, &env.prices, config).unwrap();
+    let replay = engine::replay(&session, strategy[0].as_ref(), c.as_mut(), &env).unwrap();
+    replay
+        .rows
+        .iter()
+        .map(|r| (r.prompt_tokens, r.cached_tokens, r.break_reason.clone()))
+        .collect()
+}
+
+#[test]
+fn scenario_lookback_example() {
+    let cfg = CacheConfig::default();
+    // Automatic breakpoint on the last block: blocks 10, 15, 35 of 200 tokens.
+    let rows = replay_fixture("lookback-10-15-35.toml", "anthropic-auto", &cfg);
+    let got: Vec<(u64, u64)> = rows.iter().map(|r| (r.0, r.1)).collect();
+    assert_eq!(got, vec![(2000, 0), (3000, 2000), (7000, 0)]);
+    assert!(rows[2].2.contains("lookback exceeded"), "{}", rows[2].2);
+    // An explicit breakpoint on block 15 makes request 3 read 15 blocks.
+    let rows = replay_fixture("lookback-breakpoint-15.toml", "anthropic-auto", &cfg);
+    let got: Vec<(u64, u64)> = rows.iter().map(|r| (r.0, r.1)).collect();
+    assert_eq!(got, vec![(2000, 0), (3000, 2000), (7000, 3000)]);
+}
+
+#[test]
+fn scenario_ttl_expiry_in_long_wait() {
+    // Tools 500 + system 5,000 + user 400 = 5,900; after the 10 min wait the prompt is 6,300.
+    let mut cfg = CacheConfig::default();
+    let hour = replay_fixture("ttl-long-wait.toml", "anthropic", &cfg);
+    assert_eq!(hour[1].1, 5900, "1 h entries survive a 10 min wait");
+    assert_eq!(hour[1].2, "");
+    cfg.anthropic.message_ttl = Ttl::FiveMinutes;
+    cfg.anthropic.system_ttl = Ttl::FiveMinutes;
+    let five = replay_fixture("ttl-long-wait.toml", "anthropic", &cfg);
+    assert_eq!(five[1].1, 0, "5 min entries expire during a 10 min wait");
+    assert!(five[1].2.contains("ttl expired"), "{}", five[1].2);
+    // 1 h system entries with a 5 min message entry: the system prefix still reads.
+    cfg.anthropic.system_ttl = Ttl::OneHour;
+    let mixed = replay_fixture("ttl-long-wait.toml", "anthropic", &cfg);
+    assert_eq!(mixed[1].1, 5500);
+    assert!(mixed[1].2.contains("ttl expired"), "{}", mixed[1].2);
+}
+
+#[test]
+fn prewarmed_prefix_reads_on_the_first_request() {
+    let prices = PriceTable::bundled();
+    let cfg = BreakpointConfig {
+        prewarmed_prefix: true,
+        ..BreakpointConfig::default()
+    };
+    let mut c = BreakpointCache::new("anthropic", cfg, &prices);
+    let out = send(&mut c, &claude_code_request(0, 0));
+    // Tools + system = 6,300 tokens read; the 500-token message written (1 h).
+    assert_eq!((out.cached_tokens, out.write_1h_tokens), (6300, 500));
+}
+
+#[test]
+fn model_change_is_cold() {
+    let mut c = cache::build("anthropic", &PriceTable::bundled()).unwrap();
+    send(c.as_mut(), &claude_code_request(0, 0));
+    let mut other = claude_code_request(10_000, 0);
+    other.model = "claude-opus-4-1".into();
+    let out = send(c.as_mut(), &other);
+    assert_eq!(out.cached_tokens, 0);
+    assert_eq!(out.stop.unwrap().reason, BreakReason::ModelChanged);
+}
+
+#[test]
+fn cache_config_file_overrides_and_errors() {
+    let cfg = CacheConfig::from_toml_str(
+        "[anthropic]\nmessage_ttl = \"5m\"\n[openai]\nidle_ttl = \"24h\"\n[paged]\nblock_size = 32\n",
+        "test.toml",
+    )
+    .unwrap();
+    assert_eq!(cfg.anthropic.message_ttl, Ttl::FiveMinutes);
+    assert_eq!(cfg.anthropic.lookback, 20);
+    assert_eq!(cfg.openai.idle_ttl.as_secs(), 24 * 3600);
+    assert_eq!(cfg.paged.block_size, 32);
+    // anthropic-auto keeps its own defaults when only one key is given.
+    let cfg = CacheConfig::from_toml_str("[anthropic-auto]\nlookback = 5\n", "t").unwrap();
+    assert_eq!(cfg.anthropic_auto.message_ttl, Ttl::FiveMinutes);
+    assert_eq!(cfg.anthropic_auto.lookback, 5);
+    let err = CacheConfig::from_toml_str("[anthropic]\nlookbak = 5\n", "t.toml").unwrap_err();
+    assert!(err.contains("t.toml") && err.contains("lookbak"), "{err}");
+    let err =
+        CacheConfig::from_toml_str("[anthropic]\nsystem_ttl = \"5m\"\n", "t.toml").unwrap_err();
+    assert!(err.contains("longer TTLs first"), "{err}");
+    let err = CacheConfig::from_toml_str("[foo]\nx = 1\n", "t.toml").unwrap_err();
+    assert!(err.contains("unknown cache model table [foo]"), "{err}");
+}
