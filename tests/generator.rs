@@ -186,3 +186,33 @@ proptest! {
         prop_assert_eq!(replays_consistently(&p), Ok(()));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Any parameters, however absurd, give a scenario (clamped) without panicking.
+    #[test]
+    fn generate_never_panics(
+        seed in any::<u64>(),
+        tools in 0u32..3000,
+        tool_tokens in any::<u32>(),
+        enter in any::<u32>(),
+        plan in any::<u32>(),
+        lo in any::<u32>(),
+        hi in any::<u32>(),
+    ) {
+        let p = GeneratorParams {
+            seed,
+            tools,
+            tool_tokens,
+            enter_plan_tool_tokens: enter,
+            plan_tokens: plan,
+            rejections: 2,
+            exploration_rounds: 2,
+            implementation_turns: 1,
+            result_tokens: TokenRange::new(lo, hi),
+            ..GeneratorParams::default()
+        };
+        let s = generate(&p);
+        prop_assert!(s.tools.len() >= 12);
+    }
+}

@@ -452,3 +452,69 @@ assistant = { tokens = 10 }
     assert_eq!(prompts(&r), vec![1750, 3460, 3500, 3700]);
     assert_eq!(cached(&r), vec![0, 1500, 3470, 3400]);
 }
+
+#[test]
+fn plan_files_are_decided_by_path() {
+    // Seed 11 draws the slug `gentle-dawn` (see `plancache check`): the main stream may write
+    // plans/gentle-dawn.md in plan mode, subagent `p` only plans/gentle-dawn-agent-p.md.
+    let text = r#"
+name = "paths"
+model = "claude-sonnet-4-5"
+seed = 11
+system = { tokens = 100 }
+[[tools]]
+name = "Write"
+tokens = 10
+[[tools]]
+name = "Agent"
+tokens = 10
+[[tools]]
+name = "ExitPlanMode"
+tokens = 10
+[[steps]]
+mode = "plan"
+[[steps]]
+assistant = { tokens = 5, calls = [
+  { tool = "Write", path = "plans/other.md" },
+  { tool = "Write", path = "plans/gentle-dawn.md", plan_tokens = 300 },
+] }
+[[steps]]
+[[steps.agents]]
+name = "p"
+system = { tokens = 50 }
+tools = ["Write"]
+prompt = { tokens = 10 }
+[[steps.agents.steps]]
+assistant = { tokens = 5, calls = [
+  { tool = "Write", path = "plans/gentle-dawn-agent-p.md" },
+  { tool = "Write", path = "plans/gentle-dawn.md" },
+] }
+[[steps]]
+assistant = { tokens = 5, calls = [{ tool = "ExitPlanMode" }] }
+[[steps]]
+approve = "exit"
+"#;
+    let r = ideal(text, "permission-mode");
+    let decisions: Vec<String> = r
+        .trace
+        .entries
+        .iter()
+        .filter(|e| e.event.starts_with("call Write"))
+        .map(|e| format!("{} {} -> {}", e.stream, e.event, e.decision))
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![
+            "main call Write plans/other.md -> deny (plan mode)",
+            "main call Write plans/gentle-dawn.md -> allow (plan file)",
+            "p call Write plans/gentle-dawn-agent-p.md -> allow (plan file)",
+            "p call Write plans/gentle-dawn.md -> deny (plan mode)",
+        ]
+    );
+    // The plan written by path is the one ExitPlanMode presents.
+    assert!(r
+        .trace
+        .entries
+        .iter()
+        .any(|e| e.decision.starts_with("plan approved (300 tokens)")));
+}
