@@ -518,3 +518,42 @@ approve = "exit"
         .iter()
         .any(|e| e.decision.starts_with("plan approved (300 tokens)")));
 }
+
+/// DESIGN §6: a strategy that keeps tools and system byte-identical never loses the tools/system
+/// prefix while its cache entry is alive (Anthropic model, Claude Code layout with breakpoints on
+/// the system prompt; bundled scenarios change no tools mid-session).
+#[test]
+fn constant_prefix_strategies_always_read_tools_and_system() {
+    let prices = PriceTable::bundled();
+    for s in bundled() {
+        for name in [
+            "permission-mode",
+            "masked",
+            "history-reset",
+            "deferred-tools",
+        ] {
+            let strategy = by_name(name);
+            let prefix: u64 = strategy
+                .tools(&s, &s.tools, Mode::Default)
+                .iter()
+                .chain(strategy.system(&s, Mode::Default).iter())
+                .map(|seg| seg.len() as u64)
+                .sum();
+            let mut c = cache::build("anthropic", &prices).unwrap();
+            let r = replay(&s, strategy.as_ref(), c.as_mut(), &ReplayEnv::default()).unwrap();
+            let main: Vec<_> = r.rows.iter().filter(|row| row.stream == "main").collect();
+            for row in main.iter().skip(1) {
+                if row.break_reason.contains("ttl") {
+                    continue;
+                }
+                assert!(
+                    row.cached_tokens >= prefix,
+                    "{} {name}: request {} read {} < tools+system {prefix}",
+                    s.scenario.name,
+                    row.request,
+                    row.cached_tokens
+                );
+            }
+        }
+    }
+}
