@@ -9,6 +9,7 @@ mod import;
 mod merge;
 mod report;
 mod run;
+mod schema;
 mod sweep;
 mod validate;
 
@@ -17,6 +18,7 @@ use std::fmt;
 use clap::{Parser, Subcommand};
 
 pub use common::{load_sessions, scenario_paths};
+pub use schema::{generator_schema, scenario_schema};
 
 /// Replay agent plan-mode sessions against models of real prefix caches.
 ///
@@ -41,6 +43,7 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     Export(export::ExportArgs),
     Generate(generate::GenerateArgs),
+    Schema(schema::SchemaArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -84,5 +87,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Validate(args) => validate::validate(args),
         Command::Export(args) => export::export(args),
         Command::Generate(args) => generate::run(args),
+        Command::Schema(args) => schema::run(args),
     }
 }
