@@ -9,6 +9,7 @@ mod import;
 mod merge;
 mod report;
 mod run;
+mod schema;
 mod sweep;
 mod validate;
 
@@ -17,6 +18,7 @@ use std::fmt;
 use clap::{Parser, Subcommand};
 
 pub use common::{load_sessions, scenario_paths};
+pub use schema::{generator_schema, scenario_schema};
 
 /// Replay agent plan-mode sessions against models of real prefix caches.
 ///
@@ -33,14 +35,15 @@ pub struct Cli {
 pub enum Command {
     Run(run::RunArgs),
     Check(check::CheckArgs),
-    Import(import::ImportArgs),
-    Validate(validate::ValidateArgs),
-    Export(export::ExportArgs),
     Report(report::ReportArgs),
     Compare(compare::CompareArgs),
     Sweep(sweep::SweepArgs),
     Merge(merge::MergeArgs),
+    Import(import::ImportArgs),
+    Validate(validate::ValidateArgs),
+    Export(export::ExportArgs),
     Generate(generate::GenerateArgs),
+    Schema(schema::SchemaArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -76,13 +79,14 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
-        Command::Import(args) => import::import(args),
-        Command::Validate(args) => validate::validate(args),
-        Command::Export(args) => export::export(args),
         Command::Report(args) => report::report(args),
         Command::Compare(args) => compare::compare(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => merge::merge(args),
+        Command::Import(args) => import::import(args),
+        Command::Validate(args) => validate::validate(args),
+        Command::Export(args) => export::export(args),
         Command::Generate(args) => generate::run(args),
+        Command::Schema(args) => schema::run(args),
     }
 }
