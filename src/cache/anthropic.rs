@@ -181,6 +181,7 @@ pub struct BreakpointCache {
     config: BreakpointConfig,
     min_by_model: HashMap<String, u64>,
     models: HashMap<String, ModelState>,
+    streams: common::StreamHistory,
 }
 
 /// A breakpoint of one request: segment index and TTL class.
@@ -197,6 +198,7 @@ impl BreakpointCache {
             config,
             min_by_model,
             models: HashMap::new(),
+            streams: common::StreamHistory::default(),
         }
     }
 
@@ -304,6 +306,9 @@ impl CacheModel for BreakpointCache {
         let ends = common::segment_ends(&req.segments);
         let bps = self.breakpoints(req);
         let min = self.min_cacheable(&req.model);
+        let plain = common::segment_hashes(req.segments.iter());
+        let departure = self.streams.departure(req, &plain);
+        self.streams.record(req, plain);
         let others = self
             .models
             .iter()
@@ -399,6 +404,8 @@ impl CacheModel for BreakpointCache {
                     BreakReason::LookbackExceeded
                 };
                 reason_at(reason, start)
+            } else if let Some(stop) = common::departure_stop(req, departure, &ends) {
+                Some(stop)
             } else if !bps.is_empty() && eligible.is_empty() {
                 reason_at(BreakReason::BelowMinimum, start)
             } else if bps.is_empty() || !had_entries {

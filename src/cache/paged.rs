@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, BlockHasher, SeenPrefixes};
+use super::common::{self, BlockHasher, SeenPrefixes, StreamHistory};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::{Request, Segment};
 
@@ -69,6 +69,7 @@ pub struct PagedCache {
     running: Vec<(u64, Vec<usize>)>,
     evicted: HashSet<(u64, u64)>,
     models: HashMap<String, ModelState>,
+    streams: StreamHistory,
 }
 
 fn model_key(model: &str) -> u64 {
@@ -86,6 +87,7 @@ impl PagedCache {
             running: Vec::new(),
             evicted: HashSet::new(),
             models: HashMap::new(),
+            streams: StreamHistory::default(),
         }
     }
 
@@ -191,6 +193,8 @@ impl CacheModel for PagedCache {
         let seg_hashes = common::segment_hashes(req.segments.iter());
         let ends = common::segment_ends(&req.segments);
         let seen = state.seen.matches(&seg_hashes, &ends, now);
+        let departure = self.streams.departure(req, &seg_hashes);
+        self.streams.record(req, seg_hashes);
         outcome.stop = if fresh {
             common::stop_at(req, 0, common::cold_reason(others))
         } else {
@@ -204,6 +208,7 @@ impl CacheModel for PagedCache {
                 seen,
                 bs,
                 BreakReason::Evicted,
+                common::departure_stop(req, departure, &ends),
             )
         };
         outcome
@@ -260,6 +265,7 @@ impl CacheModel for PagedCache {
             .take_while(|&&e| e as usize <= stored_upto)
             .count();
         let kp = k.min(n);
+        state.seen.record_continued(&seg_hashes);
         state.seen.record_stored(&seg_hashes[..kp], visible_at);
         if k > n {
             state.seen.record_stored(&seg_hashes[n..k], completed);
