@@ -53,6 +53,9 @@ pub struct BreakpointConfig {
     /// TTL class of the moving message breakpoint (Claude Code 2.1 main thread: 1 h; older
     /// versions and most subagent streams: 5 m) and of the automatic breakpoint.
     pub message_ttl: Ttl,
+    /// TTL class of the message breakpoint in streams other than `main` (subagents); Claude
+    /// Code writes 5 min entries in most subagent streams (§8). `None`: use `message_ttl`.
+    pub subagent_message_ttl: Option<Ttl>,
     /// Whether the scenario's own `cache_control` marks are honoured besides the layout's.
     pub explicit_breakpoints: bool,
     /// Read lookback in block positions per breakpoint, the breakpoint included; 0 = unlimited.
@@ -83,6 +86,7 @@ impl Default for BreakpointConfig {
             layout: Layout::ClaudeCode,
             system_ttl: Ttl::OneHour,
             message_ttl: Ttl::OneHour,
+            subagent_message_ttl: Some(Ttl::FiveMinutes),
             explicit_breakpoints: false,
             lookback: 20,
             max_breakpoints: 4,
@@ -125,6 +129,7 @@ impl BreakpointConfig {
             layout: Layout::Automatic,
             message_ttl: Ttl::FiveMinutes,
             system_ttl: Ttl::FiveMinutes,
+            subagent_message_ttl: None,
             explicit_breakpoints: true,
             lookback: 0,
             max_breakpoints: 4,
@@ -258,10 +263,14 @@ impl BreakpointCache {
                         out.push((*last, ttl));
                     }
                 }
+                let msg_ttl = match self.config.subagent_message_ttl {
+                    Some(t) if req.stream != "main" => t,
+                    _ => self.config.message_ttl,
+                };
                 if first_msg < segs.len() {
                     if let Some(i) = last_nonempty(segs.len()) {
                         if i >= first_msg {
-                            out.push((i, self.config.message_ttl));
+                            out.push((i, msg_ttl));
                         }
                     }
                 }
