@@ -4,6 +4,7 @@
 //! request (tools, system, conversation so far); the cache model prices it; the simulated clock
 //! advances by time to first token, output generation, tool time and human time.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -18,7 +19,7 @@ use crate::plan_mode::{
     TraceEntry, Transition,
 };
 use crate::prompt::{Request, RequestSettings, Role, Segment, TokenSource};
-use crate::scenario::{Content, Session, Step, Target};
+use crate::scenario::{AgentSpec, Content, Session, Step, Target, Tool, Turn};
 use crate::strategy::Strategy;
 
 /// Prices, latency and cache parameters used to fill cost and TTFT.
@@ -82,6 +83,8 @@ pub struct Replay {
     pub trace: Trace,
     /// Calls the strategy could not render (denied calls under a strategy that hides the tool).
     pub unrendered_calls: Vec<String>,
+    /// Facts about the replay that are not decisions (per-request model overrides).
+    pub notes: Vec<String>,
 }
 
 impl Replay {
@@ -97,6 +100,39 @@ struct Stream {
     clock_ms: u64,
     /// Prompt length of the previous request, to decide whether a request broke the cache.
     previous_prompt: Option<u64>,
+    /// Tools offered to this stream, in prompt order (changed by `add_tool` / `remove_tool`).
+    tools: Vec<Tool>,
+    /// Early context blocks in force (main stream): name and segment.
+    context: Vec<(String, Arc<Segment>)>,
+    /// Tools loaded on demand whose reference block is in the conversation.
+    loaded: HashSet<String>,
+    /// Set for a subagent stream.
+    agent: Option<AgentStream>,
+}
+
+/// What a subagent stream has of its own.
+struct AgentStream {
+    system: Vec<Arc<Segment>>,
+    model: Option<String>,
+}
+
+impl Stream {
+    fn new(name: &str, tools: Vec<Tool>, clock_ms: u64) -> Self {
+        Stream {
+            name: name.to_string(),
+            conversation: Vec::new(),
+            clock_ms,
+            previous_prompt: None,
+            tools,
+            context: Vec::new(),
+            loaded: HashSet::new(),
+            agent: None,
+        }
+    }
+
+    fn context_segments(&self) -> Vec<Arc<Segment>> {
+        self.context.iter().map(|(_, s)| s.clone()).collect()
+    }
 }
 
 fn ms(d: std::time::Duration) -> u64 {
@@ -109,6 +145,62 @@ fn content_source(c: &Content) -> Option<TokenSource> {
         .or_else(|| c.text.clone().map(TokenSource::Text))
 }
 
+/// Where a step sits, for errors, labels and the trace.
+#[derive(Clone)]
+struct At {
+    /// Main-stream step index (0-based).
+    step: usize,
+    /// `file: step 7 (line 42)`, plus `, agent X step k` inside a subagent.
+    place: String,
+    /// Unique label prefix for segments made at this step (`step7` or `step7:explore-1:2`).
+    label: String,
+}
+
+/// One replay in progress: the machine, the strategy, the cache model and the output so far.
+struct Replayer<'a> {
+    session: &'a Session,
+    strategy: &'a dyn Strategy,
+    cache: &'a mut dyn CacheModel,
+    env: &'a ReplayEnv,
+    machine: PlanMachine,
+    out: Replay,
+}
+
+fn scenario_err(at: &At, e: crate::scenario::ScenarioError) -> ReplayError {
+    ReplayError {
+        place: at.place.clone(),
+        message: e.message,
+        hint: e.hint.unwrap_or_default(),
+    }
+}
+
+fn plan_err(at: &At, e: PlanError) -> ReplayError {
+    ReplayError {
+        place: at.place.clone(),
+        message: e.message,
+        hint: e.hint,
+    }
+}
+
+fn record(
+    trace: &mut Trace,
+    at: &At,
+    stream: &str,
+    event: String,
+    decision: String,
+    before: Mode,
+    after: Mode,
+) {
+    trace.push(TraceEntry {
+        step: at.step + 1,
+        stream: stream.to_string(),
+        event,
+        decision,
+        mode_before: before,
+        mode_after: after,
+    });
+}
+
 /// Replays one scenario under one strategy against one cache model.
 pub fn replay(
     session: &Session,
@@ -118,215 +210,153 @@ pub fn replay(
 ) -> Result<Replay, ReplayError> {
     let sc = &session.scenario;
     let file = session.path.display().to_string();
-    let place = |i: usize| format!("{file}: {}", session.step_place(i));
-    let plan_err = |i: usize, e: PlanError| ReplayError {
-        place: place(i),
-        message: e.message,
-        hint: e.hint,
-    };
-    let mut machine = PlanMachine::new(MachineConfig {
+    let machine = PlanMachine::new(MachineConfig {
         initial_mode: sc.initial_mode,
         auto_available: sc.auto_available,
         external_channels: sc.external_channels,
         plan_mode_required: sc.team.as_ref().is_some_and(|t| t.plan_mode_required),
     });
-    let mut out = Replay {
+    let out = Replay {
         scenario: sc.name.clone(),
         strategy: strategy.name().to_string(),
         cache: cache.name().to_string(),
         rows: Vec::new(),
         trace: Trace::default(),
         unrendered_calls: Vec::new(),
+        notes: Vec::new(),
     };
-    let mut stream = Stream {
-        name: "main".to_string(),
-        conversation: Vec::new(),
-        clock_ms: 0,
-        previous_prompt: None,
+    let mut r = Replayer {
+        session,
+        strategy,
+        cache,
+        env,
+        machine,
+        out,
     };
-    let human = ms(sc.timing.human);
+    let mut main = Stream::new("main", session.tools.clone(), 0);
+    main.context = session.context.clone();
+    main.conversation = main.context_segments();
     for (i, step) in sc.steps.iter().enumerate() {
-        let before = machine.mode();
-        let stream_label = stream.name.clone();
-        let record = |event: String, decision: String, after: Mode, trace: &mut Trace| {
-            trace.push(TraceEntry {
-                step: i + 1,
-                stream: stream_label.clone(),
-                event,
-                decision,
-                mode_before: before,
-                mode_after: after,
-            })
+        let at = At {
+            step: i,
+            place: format!("{file}: {}", session.step_place(i)),
+            label: format!("step{}", i + 1),
         };
+        let mut trace = Trace::default();
+        r.main_step(&at, step, &mut main, &mut trace)?;
+        r.out.trace.entries.extend(trace.entries);
+    }
+    if let Some(target) = r.machine.awaiting() {
+        let what = match target {
+            Target::Enter => "EnterPlanMode",
+            Target::Exit => "ExitPlanMode",
+        };
+        return Err(ReplayError {
+            place: format!("{file}: end of steps"),
+            message: format!("the session ends while {what} awaits an answer"),
+            hint: "add an approve/decline/reject step after the call, or remove the call".into(),
+        });
+    }
+    Ok(r.out)
+}
+
+impl Replayer<'_> {
+    /// One step of the main stream; decisions go to `trace`.
+    fn main_step(
+        &mut self,
+        at: &At,
+        step: &Step,
+        main: &mut Stream,
+        trace: &mut Trace,
+    ) -> Result<(), ReplayError> {
+        let session = self.session;
+        let sc = &session.scenario;
+        let human = ms(sc.timing.human);
+        let before = self.machine.mode();
         match step {
             Step::User(c) => {
-                machine
+                self.machine
                     .ensure_idle("a user message")
-                    .map_err(|e| plan_err(i, e))?;
-                stream.clock_ms += ms(sc.timing.typing);
+                    .map_err(|e| plan_err(at, e))?;
+                main.clock_ms += ms(sc.timing.typing);
                 let seg = session
                     .message_content(
                         Role::User,
-                        &format!("step{}:user", i + 1),
+                        &format!("{}:user", at.label),
                         &c.clone().into_content(),
                     )
-                    .map_err(|e| ReplayError {
-                        place: place(i),
-                        message: e.message,
-                        hint: e.hint.unwrap_or_default(),
-                    })?;
-                stream.conversation.push(seg);
+                    .map_err(|e| scenario_err(at, e))?;
+                main.conversation.push(seg);
             }
             Step::Wait(d) => {
-                stream.clock_ms += ms(d.0);
+                main.clock_ms += ms(d.0);
                 record(
+                    trace,
+                    at,
+                    &main.name,
                     format!("wait {}", humantime::format_duration(d.0)),
                     "-".into(),
                     before,
-                    &mut out.trace,
+                    before,
                 );
             }
             Step::Mode(to) => {
-                let t = machine.set_mode(*to).map_err(|e| plan_err(i, e))?;
-                record(format!("mode {to}"), describe(&t), t.to, &mut out.trace);
-                stream.conversation.extend(strategy.announce(session, &t));
-            }
-            Step::Assistant(turn) => {
-                machine
-                    .ensure_idle("an assistant reply")
-                    .map_err(|e| plan_err(i, e))?;
-                let mode = machine.mode();
-                let reply_source = turn
-                    .tokens
-                    .map(TokenSource::Count)
-                    .or_else(|| turn.text.clone().map(TokenSource::Text))
-                    .unwrap_or(TokenSource::Count(0));
-                let reply = session.message(
-                    Role::Assistant,
-                    &format!("step{}:assistant", i + 1),
-                    reply_source,
-                );
-                let mut segments = strategy.tools(session, mode);
-                segments.extend(strategy.system(session, mode));
-                segments.extend(stream.conversation.iter().cloned());
-                let request = Request {
-                    index: out.rows.len(),
-                    stream: stream.name.clone(),
-                    step: i,
-                    model: strategy.model(session, mode),
-                    sent_at_ms: stream.clock_ms,
-                    segments,
-                    settings: RequestSettings::default(),
-                    reply: vec![reply.clone()],
-                    output_tokens: reply.len() as u64 + turn.reasoning_tokens as u64,
-                };
-                let row = price(&request, cache, env, &mut stream, mode, &out, session)?;
-                out.rows.push(row);
-                stream.conversation.push(reply);
-                // The reply's tool calls, decided by the machine in order.
-                for (j, call) in turn.calls.iter().enumerate() {
-                    let tool = session.tool(&call.tool).ok_or_else(|| ReplayError {
-                        place: place(i),
-                        message: format!("unknown tool `{}`", call.tool),
-                        hint: "add it to [[tools]]".into(),
-                    })?;
-                    let plan = call
-                        .plan_tokens
-                        .map(|n| PlanDoc {
-                            tokens: n,
-                            text: None,
-                        })
-                        .or_else(|| {
-                            call.plan.as_ref().map(|t| PlanDoc {
-                                tokens: session.tokenizer.count(&TokenSource::Text(t.clone()))
-                                    as u32,
-                                text: Some(t.clone()),
-                            })
-                        });
-                    let decision = machine
-                        .call(&CallRequest {
-                            tool: &call.tool,
-                            access: tool.access,
-                            command: call.command.as_deref(),
-                            plan_file: call.plan_file,
-                            plan,
-                            allowed_prompts: &call.allowed_prompts,
-                        })
-                        .map_err(|e| plan_err(i, e))?;
-                    let event = match &call.command {
-                        Some(c) => format!("call {} `{c}`", call.tool),
-                        None => format!("call {}", call.tool),
-                    };
-                    record(event, decision.to_string(), machine.mode(), &mut out.trace);
-                    let label = format!("step{}:result{}:{}", i + 1, j + 1, call.tool);
-                    match decision {
-                        CallDecision::Allow(_) | CallDecision::Ask => {
-                            if decision == CallDecision::Ask {
-                                stream.clock_ms += human;
-                            }
-                            stream.clock_ms += call.duration.map(ms).unwrap_or(ms(sc.timing.tool));
-                            let source = call
-                                .result_tokens
-                                .map(TokenSource::Count)
-                                .or_else(|| call.result.clone().map(TokenSource::Text))
-                                .unwrap_or(TokenSource::Count(0));
-                            stream
-                                .conversation
-                                .push(session.message(Role::User, &label, source));
-                        }
-                        CallDecision::Deny(_) => {
-                            if strategy.renders_denied_calls() {
-                                stream.conversation.push(session.denied_result.clone());
-                            } else {
-                                out.unrendered_calls.push(format!(
-                                    "{}: call {} {} cannot be made under {} (tool not offered); no denied round trip",
-                                    session.step_place(i),
-                                    j + 1,
-                                    call.tool,
-                                    strategy.name()
-                                ));
-                            }
-                        }
-                        CallDecision::AwaitApproval(_) => {}
-                    }
-                }
-            }
-            Step::Approve(target) => {
-                let t = machine.approve(*target).map_err(|e| plan_err(i, e))?;
-                stream.clock_ms += human;
+                let t = self.machine.set_mode(*to).map_err(|e| plan_err(at, e))?;
                 record(
+                    trace,
+                    at,
+                    &main.name,
+                    format!("mode {to}"),
+                    describe(&t),
+                    before,
+                    t.to,
+                );
+                main.conversation
+                    .extend(self.strategy.announce(session, &t));
+            }
+            Step::Assistant(turn) => self.assistant(at, turn, main, trace)?,
+            Step::Approve(target) => {
+                let t = self.machine.approve(*target).map_err(|e| plan_err(at, e))?;
+                main.clock_ms += human;
+                record(
+                    trace,
+                    at,
+                    &main.name,
                     format!("approve {}", target_str(*target)),
                     describe(&t),
+                    before,
                     t.to,
-                    &mut out.trace,
                 );
-                apply_answer(session, strategy, &mut stream, i, &t, None);
+                self.apply_answer(main, at, &t, None);
             }
             Step::Decline(target) => {
-                let t = machine.decline(*target).map_err(|e| plan_err(i, e))?;
-                stream.clock_ms += human;
+                let t = self.machine.decline(*target).map_err(|e| plan_err(at, e))?;
+                main.clock_ms += human;
                 record(
+                    trace,
+                    at,
+                    &main.name,
                     format!("decline {}", target_str(*target)),
                     describe(&t),
+                    before,
                     t.to,
-                    &mut out.trace,
                 );
-                stream
-                    .conversation
+                main.conversation
                     .push(session.enter_declined_result.clone());
             }
             Step::Reject(feedback) => {
-                let t = machine.reject().map_err(|e| plan_err(i, e))?;
-                stream.clock_ms += human;
-                record("reject exit".into(), describe(&t), t.to, &mut out.trace);
-                apply_answer(
-                    session,
-                    strategy,
-                    &mut stream,
-                    i,
-                    &t,
-                    Some(&feedback.clone().into_content()),
+                let t = self.machine.reject().map_err(|e| plan_err(at, e))?;
+                main.clock_ms += human;
+                record(
+                    trace,
+                    at,
+                    &main.name,
+                    "reject exit".into(),
+                    describe(&t),
+                    before,
+                    t.to,
                 );
+                self.apply_answer(main, at, &t, Some(&feedback.clone().into_content()));
             }
             Step::Edit(p) => {
                 let plan = match (&p.plan_tokens, &p.plan) {
@@ -338,50 +368,532 @@ pub fn replay(
                         tokens: session.tokenizer.count(&TokenSource::Text(t.clone())) as u32,
                         text: Some(t.clone()),
                     },
-                    (None, None) => unreachable!("validated at load"),
+                    (None, None) => {
+                        return Err(ReplayError {
+                            place: at.place.clone(),
+                            message: "an edit needs exactly one of `plan_tokens` or `plan`".into(),
+                            hint: "e.g. edit = { plan_tokens = 720 }".into(),
+                        })
+                    }
                 };
-                let t = machine.edit(plan).map_err(|e| plan_err(i, e))?;
-                stream.clock_ms += human;
+                let t = self.machine.edit(plan).map_err(|e| plan_err(at, e))?;
+                main.clock_ms += human;
                 record(
+                    trace,
+                    at,
+                    &main.name,
                     "edit plan, approve exit".into(),
                     describe(&t),
+                    before,
                     t.to,
-                    &mut out.trace,
                 );
-                apply_answer(session, strategy, &mut stream, i, &t, None);
+                self.apply_answer(main, at, &t, None);
             }
             Step::Lead(resp) => {
-                let (t, request_id) = machine
+                let (t, request_id) = self
+                    .machine
                     .lead_response(resp.approve)
-                    .map_err(|e| plan_err(i, e))?;
-                stream.clock_ms += human;
+                    .map_err(|e| plan_err(at, e))?;
+                main.clock_ms += human;
                 let verb = if resp.approve { "approve" } else { "reject" };
                 record(
+                    trace,
+                    at,
+                    &main.name,
                     format!("lead {verb} {request_id}"),
                     describe(&t),
+                    before,
                     t.to,
-                    &mut out.trace,
                 );
                 let feedback = resp.feedback.clone().map(|f| Content {
                     text: Some(f),
                     ..Content::default()
                 });
-                apply_answer(session, strategy, &mut stream, i, &t, feedback.as_ref());
+                self.apply_answer(main, at, &t, feedback.as_ref());
+            }
+            Step::Agents(agents) => self.agents(at, agents, main, trace)?,
+            Step::Compact(c) => {
+                self.machine
+                    .ensure_idle("a compaction")
+                    .map_err(|e| plan_err(at, e))?;
+                let source = c
+                    .summary_tokens
+                    .map(TokenSource::Count)
+                    .or_else(|| c.summary.clone().map(TokenSource::Text))
+                    .unwrap_or(TokenSource::Count(0));
+                let summary =
+                    session.message(Role::User, &format!("{}:compact-summary", at.label), source);
+                let size = summary.len();
+                main.conversation = main.context_segments();
+                main.conversation.push(summary);
+                main.loaded.clear();
+                record(
+                    trace,
+                    at,
+                    &main.name,
+                    "compact".into(),
+                    format!("conversation restarts from a {size}-token summary"),
+                    before,
+                    before,
+                );
+            }
+            Step::EditContext(block) => {
+                let seg = session
+                    .context_block(block, at.step)
+                    .map_err(|e| scenario_err(at, e))?;
+                let size = seg.len();
+                match main.context.iter_mut().find(|(n, _)| *n == block.name) {
+                    Some((_, old)) => {
+                        if let Some(pos) =
+                            main.conversation.iter().position(|s| Arc::ptr_eq(s, old))
+                        {
+                            main.conversation[pos] = seg.clone();
+                        }
+                        *old = seg;
+                    }
+                    None => {
+                        return Err(ReplayError {
+                            place: at.place.clone(),
+                            message: format!("no context block named `{}`", block.name),
+                            hint: "declare it in the scenario's `context` list".into(),
+                        })
+                    }
+                }
+                record(
+                    trace,
+                    at,
+                    &main.name,
+                    format!("edit context {}", block.name),
+                    format!("block replaced ({size} tokens)"),
+                    before,
+                    before,
+                );
+            }
+            Step::AddTool(def) => {
+                let tool = session.build_tool(def).map_err(|e| scenario_err(at, e))?;
+                main.conversation
+                    .extend(self.strategy.tool_added(session, &tool, at.step));
+                main.tools.push(tool);
+                record(
+                    trace,
+                    at,
+                    &main.name,
+                    format!("add tool {}", def.name),
+                    "tool offered from now on".into(),
+                    before,
+                    before,
+                );
+            }
+            Step::RemoveTool(name) => {
+                main.tools.retain(|t| t.name != *name);
+                main.loaded.remove(name);
+                record(
+                    trace,
+                    at,
+                    &main.name,
+                    format!("remove tool {name}"),
+                    "tool withdrawn".into(),
+                    before,
+                    before,
+                );
             }
         }
+        Ok(())
     }
-    if let Some(target) = machine.awaiting() {
-        let what = match target {
-            Target::Enter => "EnterPlanMode",
-            Target::Exit => "ExitPlanMode",
+
+    /// One assistant reply of `stream`: one request, then its tool calls decided in order.
+    fn assistant(
+        &mut self,
+        at: &At,
+        turn: &Turn,
+        stream: &mut Stream,
+        trace: &mut Trace,
+    ) -> Result<(), ReplayError> {
+        let session = self.session;
+        let strategy = self.strategy;
+        let sc = &session.scenario;
+        self.machine
+            .ensure_idle("an assistant reply")
+            .map_err(|e| plan_err(at, e))?;
+        let mode = self.machine.mode();
+        // Tools loaded on demand: the reference precedes the request whose reply calls the tool.
+        for call in &turn.calls {
+            if let Some(tool) = stream.tools.iter().find(|t| t.name == call.tool) {
+                if strategy.loads_on_demand(session, tool)
+                    && stream.loaded.insert(tool.name.clone())
+                {
+                    stream.conversation.push(session.tool_reference(tool));
+                }
+            }
+        }
+        let reply_source = turn
+            .tokens
+            .map(TokenSource::Count)
+            .or_else(|| turn.text.clone().map(TokenSource::Text))
+            .unwrap_or(TokenSource::Count(0));
+        let reply = session.message(
+            Role::Assistant,
+            &format!("{}:assistant", at.label),
+            reply_source,
+        );
+        let mut segments = strategy.tools(session, &stream.tools, mode);
+        let strategy_model = strategy.model(session, mode);
+        let model = match &stream.agent {
+            Some(agent) => {
+                segments.extend(agent.system.iter().cloned());
+                agent
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| strategy_model.clone())
+            }
+            None => {
+                segments.extend(strategy.system(session, mode));
+                strategy_model.clone()
+            }
         };
-        return Err(ReplayError {
-            place: format!("{file}: end of steps"),
-            message: format!("the session ends while {what} awaits an answer"),
-            hint: "add an approve/decline/reject step after the call, or remove the call".into(),
-        });
+        let model = match &turn.model {
+            Some(m) => {
+                self.out.notes.push(format!(
+                    "{}: request served by {m} (scenario override; the strategy would use {model})",
+                    at.place
+                ));
+                m.clone()
+            }
+            None => model,
+        };
+        segments.extend(stream.conversation.iter().cloned());
+        let request = Request {
+            index: self.out.rows.len(),
+            stream: stream.name.clone(),
+            step: at.step,
+            model,
+            sent_at_ms: stream.clock_ms,
+            segments,
+            settings: RequestSettings::default(),
+            reply: vec![reply.clone()],
+            output_tokens: reply.len() as u64 + turn.reasoning_tokens as u64,
+        };
+        let row = price(
+            &request,
+            &mut *self.cache,
+            self.env,
+            stream,
+            mode,
+            &self.out,
+            session,
+        )?;
+        self.out.rows.push(row);
+        stream.conversation.push(reply);
+        for (j, call) in turn.calls.iter().enumerate() {
+            let tool = stream
+                .tools
+                .iter()
+                .find(|t| t.name == call.tool)
+                .cloned()
+                .ok_or_else(|| ReplayError {
+                    place: at.place.clone(),
+                    message: format!("call {} uses tool `{}`, which is not offered here", j + 1, call.tool),
+                    hint: "add it to [[tools]] (or the agent's `tools`), or add it with an add_tool step first".into(),
+                })?;
+            let plan = if stream.agent.is_some() {
+                // A subagent's plan file is its own; it does not become the session's plan.
+                None
+            } else {
+                call.plan_tokens
+                    .map(|n| PlanDoc {
+                        tokens: n,
+                        text: None,
+                    })
+                    .or_else(|| {
+                        call.plan.as_ref().map(|t| PlanDoc {
+                            tokens: session.tokenizer.count(&TokenSource::Text(t.clone())) as u32,
+                            text: Some(t.clone()),
+                        })
+                    })
+            };
+            let by_path = call.path.as_deref().is_some_and(|p| {
+                let p = std::path::Path::new(p);
+                match &stream.agent {
+                    None => session.plan_files.is_plan_file(p),
+                    Some(_) => p == session.plan_files.agent_plan_path(&stream.name),
+                }
+            });
+            let decision = self
+                .machine
+                .call(&CallRequest {
+                    tool: &call.tool,
+                    access: tool.access,
+                    command: call.command.as_deref(),
+                    plan_file: call.plan_file || by_path,
+                    plan,
+                    allowed_prompts: &call.allowed_prompts,
+                })
+                .map_err(|e| plan_err(at, e))?;
+            let event = match (&call.command, &call.path) {
+                (Some(c), _) => format!("call {} `{c}`", call.tool),
+                (None, Some(p)) => format!("call {} {p}", call.tool),
+                (None, None) => format!("call {}", call.tool),
+            };
+            record(
+                trace,
+                at,
+                &stream.name,
+                event,
+                decision.to_string(),
+                mode,
+                self.machine.mode(),
+            );
+            let label = format!("{}:result{}:{}", at.label, j + 1, call.tool);
+            match decision {
+                CallDecision::Allow(_) | CallDecision::Ask => {
+                    if decision == CallDecision::Ask {
+                        stream.clock_ms += ms(sc.timing.human);
+                    }
+                    stream.clock_ms += call.duration.map(ms).unwrap_or(ms(sc.timing.tool));
+                    let source = call
+                        .result_tokens
+                        .map(TokenSource::Count)
+                        .or_else(|| call.result.clone().map(TokenSource::Text))
+                        .unwrap_or(TokenSource::Count(0));
+                    stream
+                        .conversation
+                        .push(session.message(Role::User, &label, source));
+                }
+                CallDecision::Deny(_) => {
+                    if strategy.renders_denied_calls() {
+                        stream.conversation.push(session.denied_result.clone());
+                    } else {
+                        self.out.unrendered_calls.push(format!(
+                            "{}: call {} {} cannot be made under {} ({}); no denied round trip",
+                            at.place,
+                            j + 1,
+                            call.tool,
+                            strategy.name(),
+                            strategy.unrendered_rule()
+                        ));
+                    }
+                }
+                CallDecision::AwaitApproval(_) => {}
+            }
+        }
+        Ok(())
     }
-    Ok(out)
+
+    /// Launches subagents in parallel: each is its own stream starting now; their requests are
+    /// priced in send-time order; the main stream resumes when the last one finishes and
+    /// receives each agent's result (in launch order) as a tool result.
+    fn agents(
+        &mut self,
+        at: &At,
+        agents: &[AgentSpec],
+        main: &mut Stream,
+        trace: &mut Trace,
+    ) -> Result<(), ReplayError> {
+        let session = self.session;
+        let before = self.machine.mode();
+        let mut streams = Vec::with_capacity(agents.len());
+        for a in agents {
+            let launcher = main
+                .tools
+                .iter()
+                .find(|t| t.name == a.tool)
+                .cloned()
+                .ok_or_else(|| ReplayError {
+                    place: at.place.clone(),
+                    message: format!("agent `{}`: tool `{}` is not offered", a.name, a.tool),
+                    hint: "add a [[tools]] entry named Agent (access = \"read\")".into(),
+                })?;
+            let decision = self
+                .machine
+                .call(&CallRequest {
+                    tool: &a.tool,
+                    access: launcher.access,
+                    command: None,
+                    plan_file: false,
+                    plan: None,
+                    allowed_prompts: &[],
+                })
+                .map_err(|e| plan_err(at, e))?;
+            record(
+                trace,
+                at,
+                &main.name,
+                format!("call {} ({})", a.tool, a.name),
+                decision.to_string(),
+                before,
+                self.machine.mode(),
+            );
+            if !decision.executes() {
+                return Err(ReplayError {
+                    place: at.place.clone(),
+                    message: format!("agent `{}` cannot be launched: {decision}", a.name),
+                    hint: "the launching tool must be allowed here; mark it access = \"read\""
+                        .into(),
+                });
+            }
+            let tools = a
+                .tools
+                .iter()
+                .map(|n| {
+                    main.tools
+                        .iter()
+                        .find(|t| t.name == *n)
+                        .cloned()
+                        .ok_or_else(|| ReplayError {
+                            place: at.place.clone(),
+                            message: format!("agent `{}`: tool `{n}` is not offered", a.name),
+                            hint: "subagents get tools from the session's [[tools]] list".into(),
+                        })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut stream = Stream::new(&a.name, tools, main.clock_ms);
+            stream.agent = Some(AgentStream {
+                system: session
+                    .system_blocks(&a.system.to_vec(), &format!("agent:{}:system", a.name))
+                    .map_err(|e| scenario_err(at, e))?,
+                model: a.model.clone(),
+            });
+            let prompt = session
+                .message_content(
+                    Role::User,
+                    &format!("{}:{}:prompt", at.label, a.name),
+                    &a.prompt.clone().into_content(),
+                )
+                .map_err(|e| scenario_err(at, e))?;
+            stream.conversation.push(prompt);
+            streams.push((stream, 0usize, Trace::default(), 0u32));
+        }
+        // The discrete-event loop: always advance the stream whose clock is earliest (ties by
+        // launch order), so requests reach the cache model in send-time order.
+        loop {
+            let next = streams
+                .iter()
+                .enumerate()
+                .filter(|(k, (_, pos, _, _))| *pos < agents[*k].steps.len())
+                .min_by_key(|(k, (s, _, _, _))| (s.clock_ms, *k))
+                .map(|(k, _)| k);
+            let Some(k) = next else { break };
+            let (stream, pos, agent_trace, last_reply) = &mut streams[k];
+            let a = &agents[k];
+            let inner = At {
+                step: at.step,
+                place: format!("{}, agent {} step {}", at.place, a.name, *pos + 1),
+                label: format!("{}:{}:{}", at.label, a.name, *pos + 1),
+            };
+            match &a.steps[*pos] {
+                Step::User(c) => {
+                    let seg = session
+                        .message_content(
+                            Role::User,
+                            &format!("{}:user", inner.label),
+                            &c.clone().into_content(),
+                        )
+                        .map_err(|e| scenario_err(&inner, e))?;
+                    stream.conversation.push(seg);
+                }
+                Step::Wait(d) => {
+                    stream.clock_ms += ms(d.0);
+                    record(
+                        agent_trace,
+                        &inner,
+                        &a.name,
+                        format!("wait {}", humantime::format_duration(d.0)),
+                        "-".into(),
+                        before,
+                        before,
+                    );
+                }
+                Step::Assistant(turn) => {
+                    self.assistant(&inner, turn, stream, agent_trace)?;
+                    if let Some(reply) =
+                        stream.conversation.iter().rev().find(|s| {
+                            s.kind == crate::prompt::SegmentKind::Message(Role::Assistant)
+                        })
+                    {
+                        *last_reply = reply.len() as u32;
+                    }
+                }
+                _ => {
+                    return Err(ReplayError {
+                        place: inner.place.clone(),
+                        message: "a subagent step must be `user`, `assistant` or `wait`".into(),
+                        hint: "plan-mode answers and context events belong to the main stream"
+                            .into(),
+                    })
+                }
+            }
+            *pos += 1;
+        }
+        main.clock_ms = streams
+            .iter()
+            .map(|(s, _, _, _)| s.clock_ms)
+            .max()
+            .unwrap_or(main.clock_ms);
+        for (a, (_, _, agent_trace, last_reply)) in agents.iter().zip(streams) {
+            trace.entries.extend(agent_trace.entries);
+            let tokens = a.result_tokens.unwrap_or(last_reply);
+            main.conversation.push(session.message(
+                Role::User,
+                &format!("{}:result:{}:{}", at.label, a.tool, a.name),
+                TokenSource::Count(tokens),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Appends the tool result that answers a deferred plan tool, then the strategy's
+    /// announcements.
+    fn apply_answer(
+        &mut self,
+        stream: &mut Stream,
+        at: &At,
+        t: &Transition,
+        feedback: Option<&Content>,
+    ) {
+        let session = self.session;
+        let r = &session.scenario.reminders;
+        if t.entered_plan {
+            stream
+                .conversation
+                .push(session.enter_approved_result.clone());
+        } else if let Some(plan) = &t.plan_approved {
+            let label = format!("{}:result:ExitPlanMode", at.label);
+            let source = match &plan.text {
+                Some(text) => TokenSource::Text(format!("User approved the plan.\n\n{text}")),
+                None => TokenSource::Count(r.plan_approved_header + plan.tokens),
+            };
+            let approval = session.message(Role::User, &label, source);
+            let context = stream.context_segments();
+            self.strategy
+                .after_approval(session, &mut stream.conversation, &context, approval);
+            // A fresh conversation no longer holds the tool references it loaded.
+            let loaded: Vec<String> = stream.loaded.iter().cloned().collect();
+            for name in loaded {
+                let still = stream
+                    .conversation
+                    .iter()
+                    .any(|s| s.label == format!("tool-reference:{name}"));
+                if !still {
+                    stream.loaded.remove(&name);
+                }
+            }
+        } else if t.rejected {
+            let label = format!("{}:result:ExitPlanMode", at.label);
+            let source = match feedback.and_then(content_source) {
+                Some(TokenSource::Text(text)) => {
+                    TokenSource::Text(format!("User rejected the plan: {text}"))
+                }
+                Some(TokenSource::Count(n)) => TokenSource::Count(r.plan_rejected_header + n),
+                None => TokenSource::Count(r.plan_rejected_header),
+            };
+            stream
+                .conversation
+                .push(session.message(Role::User, &label, source));
+        }
+        stream
+            .conversation
+            .extend(self.strategy.announce(session, t));
+    }
 }
 
 fn target_str(t: Target) -> &'static str {
@@ -423,44 +935,6 @@ fn describe(t: &Transition) -> String {
         }
     }
     parts.join("; ")
-}
-
-/// Appends the tool result that answers a deferred plan tool, then the strategy's announcements.
-fn apply_answer(
-    session: &Session,
-    strategy: &dyn Strategy,
-    stream: &mut Stream,
-    step: usize,
-    t: &Transition,
-    feedback: Option<&Content>,
-) {
-    let r = &session.scenario.reminders;
-    if t.entered_plan {
-        stream
-            .conversation
-            .push(session.enter_approved_result.clone());
-    } else if let Some(plan) = &t.plan_approved {
-        let label = format!("step{}:result:ExitPlanMode", step + 1);
-        let source = match &plan.text {
-            Some(text) => TokenSource::Text(format!("User approved the plan.\n\n{text}")),
-            None => TokenSource::Count(r.plan_approved_header + plan.tokens),
-        };
-        let approval = session.message(Role::User, &label, source);
-        strategy.after_approval(session, &mut stream.conversation, approval);
-    } else if t.rejected {
-        let label = format!("step{}:result:ExitPlanMode", step + 1);
-        let source = match feedback.and_then(content_source) {
-            Some(TokenSource::Text(text)) => {
-                TokenSource::Text(format!("User rejected the plan: {text}"))
-            }
-            Some(TokenSource::Count(n)) => TokenSource::Count(r.plan_rejected_header + n),
-            None => TokenSource::Count(r.plan_rejected_header),
-        };
-        stream
-            .conversation
-            .push(session.message(Role::User, &label, source));
-    }
-    stream.conversation.extend(strategy.announce(session, t));
 }
 
 /// Prices one request against the cache and advances the stream's clock past the reply.

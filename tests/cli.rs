@@ -35,6 +35,8 @@ fn run_writes_both_csvs_with_the_contract_headers() {
     let out = run(&[
         "run",
         &scenario("exercise-3"),
+        "--strategy",
+        "toolset-swap,permission-mode",
         "--cache",
         "ideal",
         "--out",

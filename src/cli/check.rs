@@ -35,11 +35,18 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
     let mut failures = Vec::new();
     for session in &sessions {
         let one = std::slice::from_ref(session);
+        if !args.quiet {
+            println!("{} ({})", session.scenario.name, session.path.display());
+            println!(
+                "  plan file: {} (subagents: {})",
+                session.plan_files.main_plan_path().display(),
+                session.plan_files.agent_plan_path("NAME").display()
+            );
+        }
         match engine::run(one, &strategies, &["ideal".to_string()], &env) {
             Err(e) => failures.push(e.to_string()),
             Ok(report) => {
                 if !args.quiet {
-                    println!("{} ({})", session.scenario.name, session.path.display());
                     if let Some(first) = report.replays.first() {
                         for entry in &first.trace.entries {
                             println!("  {entry}");
@@ -47,6 +54,11 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
                     }
                     for replay in &report.replays {
                         for note in &replay.unrendered_calls {
+                            println!("  note: {note}");
+                        }
+                    }
+                    if let Some(first) = report.replays.first() {
+                        for note in &first.notes {
                             println!("  note: {note}");
                         }
                     }

@@ -2,6 +2,7 @@
 
 mod check;
 mod common;
+mod generate;
 mod run;
 
 use std::fmt;
@@ -25,6 +26,7 @@ pub struct Cli {
 pub enum Command {
     Run(run::RunArgs),
     Check(check::CheckArgs),
+    Generate(generate::GenerateArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -60,5 +62,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
+        Command::Generate(args) => generate::run(args),
     }
 }

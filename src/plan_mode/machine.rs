@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::allowed_prompts::{self, AllowedPrompt};
+use super::allowed_prompts::{AllowedPrompt, GrantSet};
 use super::{Mode, ENTER_PLAN_MODE, EXIT_PLAN_MODE};
 use crate::scenario::{Access, Target};
 
@@ -180,7 +180,8 @@ pub struct PlanMachine {
     plan: Option<PlanDoc>,
     plan_edited: bool,
     rejections: u32,
-    grants: Vec<AllowedPrompt>,
+    /// Grants approved with earlier plans, in approval order.
+    grants: GrantSet,
     requested_grants: Vec<AllowedPrompt>,
     next_request_id: u32,
 }
@@ -195,7 +196,7 @@ impl PlanMachine {
             plan: None,
             plan_edited: false,
             rejections: 0,
-            grants: Vec::new(),
+            grants: GrantSet::default(),
             requested_grants: Vec::new(),
             next_request_id: 1,
         }
@@ -222,7 +223,7 @@ impl PlanMachine {
     }
 
     pub fn grants(&self) -> &[AllowedPrompt] {
-        &self.grants
+        self.grants.grants()
     }
 
     /// Whether an approval (of the user or the team lead) is outstanding.
@@ -310,8 +311,7 @@ impl PlanMachine {
         let granted = || {
             let command = call.command.unwrap_or("");
             self.grants
-                .iter()
-                .find(|g| allowed_prompts::covers(g, call.tool, command))
+                .covering(call.tool, command)
                 .map(|g| g.prompt.clone())
         };
         Ok(match self.mode {
@@ -354,7 +354,9 @@ impl PlanMachine {
     fn exit_approved(&mut self, plan: PlanDoc) -> Transition {
         let from = self.mode;
         self.mode = self.restore_mode();
-        self.grants.append(&mut self.requested_grants);
+        let mut grants = self.grants.grants().to_vec();
+        grants.append(&mut self.requested_grants);
+        self.grants = GrantSet::new(grants);
         Transition {
             to: self.mode,
             plan_approved: Some(plan),

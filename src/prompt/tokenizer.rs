@@ -2,7 +2,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::{ContentId, TokenId};
 
@@ -76,10 +76,12 @@ impl Tokenizer {
         }
     }
 
-    /// The token sequence of a source, tokenized or synthesised once and then shared.
+    /// The token sequence of a source, tokenized or synthesised once and then shared. `id` must
+    /// be the source's [`Tokenizer::content_id`].
     pub fn tokens(&self, id: ContentId, source: &TokenSource) -> Arc<[TokenId]> {
+        // Text ids depend on the bytes alone (see `content_id`), so the id is the memo key.
         let key = match source {
-            TokenSource::Text(text) => (xxh3_64(text.as_bytes()), u32::MAX),
+            TokenSource::Text(_) => (id, u32::MAX),
             TokenSource::Count(n) => (id, *n),
         };
         if let Some(hit) = self
@@ -109,12 +111,25 @@ impl Tokenizer {
         }
     }
 
+    /// Encodes text with tiktoken-rs (default) or bpe-openai (feature `fast-bpe`); both give
+    /// identical ids.
     fn encode(&self, text: &str) -> Vec<TokenId> {
-        let bpe = match self.encoding {
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-        };
-        bpe.encode_ordinary(text)
+        #[cfg(feature = "fast-bpe")]
+        {
+            let bpe = match self.encoding {
+                Encoding::O200kBase => bpe_openai::o200k_base(),
+                Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+            };
+            bpe.encode(text)
+        }
+        #[cfg(not(feature = "fast-bpe"))]
+        {
+            let bpe = match self.encoding {
+                Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+                Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            };
+            bpe.encode_ordinary(text)
+        }
     }
 }
 
@@ -150,5 +165,19 @@ mod tests {
         let toks = t.tokens(Tokenizer::content_id("", &src), &src);
         // o200k_base: "hello" = 24912, " world" = 2375.
         assert_eq!(&toks[..], &[24912, 2375]);
+    }
+
+    /// The `fast-bpe` encoder must give the same ids as tiktoken-rs.
+    #[cfg(feature = "fast-bpe")]
+    #[test]
+    fn bpe_openai_ids_match_tiktoken() {
+        let text = "fn main() { println!(\"héllo, wörld\"); }\n{\"id\": 42, \"ok\": true}\nThe cached prefix breaks.  \t\n";
+        for (enc, tik) in [
+            (Encoding::O200kBase, tiktoken_rs::o200k_base_singleton()),
+            (Encoding::Cl100kBase, tiktoken_rs::cl100k_base_singleton()),
+        ] {
+            let t = Tokenizer::new(enc);
+            assert_eq!(t.encode(text), tik.encode_ordinary(text), "{enc:?}");
+        }
     }
 }

@@ -55,11 +55,82 @@ pub struct Scenario {
     /// Default durations on the simulated clock.
     #[serde(default)]
     pub timing: Timing,
+    /// Early context blocks (memory / instructions files such as CLAUDE.md) injected at the start
+    /// of the messages, in order; `edit_context` steps replace one of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextBlock>,
+    /// Sizes used by the `deferred-tools` strategy.
+    #[serde(default)]
+    pub deferred_tools: Deferral,
     pub steps: Vec<Step>,
+}
+
+/// A named early context block (text, tokens or file, like [`Content`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ContextBlock {
+    /// The block's name, e.g. `CLAUDE.md`; `edit_context` refers to it.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<Ttl>,
+}
+
+impl ContextBlock {
+    pub fn content(&self) -> Content {
+        Content {
+            tokens: self.tokens,
+            text: self.text.clone(),
+            file: self.file.clone(),
+            cache_control: self.cache_control,
+        }
+    }
+}
+
+/// Sizes of the pieces the `deferred-tools` strategy adds: a stub per deferred tool in the tools
+/// list, and a short message announcing a tool that became available mid-session.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Deferral {
+    /// Tokens of one deferred tool's stub entry (its name and a one-line hint).
+    #[serde(default = "default_stub_tokens")]
+    pub stub_tokens: u32,
+    /// Tokens of the message announcing a tool added mid-session.
+    #[serde(default = "default_announce_tokens")]
+    pub announce_tokens: u32,
+}
+
+fn default_stub_tokens() -> u32 {
+    12
+}
+fn default_announce_tokens() -> u32 {
+    30
+}
+
+impl Default for Deferral {
+    fn default() -> Self {
+        Deferral {
+            stub_tokens: default_stub_tokens(),
+            announce_tokens: default_announce_tokens(),
+        }
+    }
 }
 
 fn yes() -> bool {
     true
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn default_plans_dir() -> String {
@@ -173,7 +244,7 @@ pub struct ToolDef {
     #[schemars(with = "Option<serde_json::Value>")]
     pub schema: Option<toml::Value>,
     /// Listed as a stub and loaded on demand (strategies that defer tools).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub deferred: bool,
     #[serde(default)]
     pub cache_control: Option<Ttl>,
@@ -335,6 +406,55 @@ pub enum Step {
     Mode(Mode),
     /// Human think time on the simulated clock (`"3m"`).
     Wait(#[schemars(with = "String")] WaitDuration),
+    /// Subagents launched in parallel by the preceding assistant reply (one Agent call each).
+    Agents(Vec<AgentSpec>),
+    /// Context compaction: the conversation restarts from a summary (tools and system unchanged).
+    Compact(Compact),
+    /// Replaces a named early context block (e.g. CLAUDE.md edited mid-session).
+    EditContext(ContextBlock),
+    /// A tool becomes available mid-session (appended to the tools list).
+    AddTool(ToolDef),
+    /// A tool is withdrawn mid-session.
+    RemoveTool(String),
+}
+
+/// One subagent: its own request stream with its own system prompt, tools and conversation.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// The stream's name (unique within the session), e.g. `explore-1`.
+    pub name: String,
+    /// The main stream's tool that launches it.
+    #[serde(default = "default_agent_tool")]
+    pub tool: String,
+    /// The subagent's own system prompt.
+    pub system: Blocks,
+    /// Names of the tools it is given (from the session's tools), in prompt order.
+    pub tools: Vec<String>,
+    /// The task the main stream hands over: the subagent's first user message.
+    pub prompt: TextOrContent,
+    /// Model of the subagent's requests (default: the strategy's model for the current mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Size of the result returned to the main stream (default: its last reply's size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_tokens: Option<u32>,
+    /// Its steps: `user`, `assistant` and `wait` only.
+    pub steps: Vec<Step>,
+}
+
+fn default_agent_tool() -> String {
+    "Agent".to_string()
+}
+
+/// A compaction summary: text or size.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Compact {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 /// A duration written as text (`"90s"`, `"7m"`, `"1h30m"`).
@@ -358,10 +478,13 @@ pub struct Turn {
     #[serde(default)]
     pub text: Option<String>,
     /// Reasoning tokens: billed as output, never repeated in later prompts.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u32,
+    /// Model that served this request, overriding the strategy's (recorded as a note).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Tool calls made in this reply, executed in order.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<Call>,
 }
 
@@ -380,8 +503,12 @@ pub struct Call {
     #[serde(default)]
     pub command: Option<String>,
     /// The call writes the session's plan file (allowed in plan mode).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub plan_file: bool,
+    /// File the call writes; a write to this session's plan file (`<plans_dir>/<slug>.md`, or
+    /// `<slug>-agent-<name>.md` in a subagent) counts as `plan_file = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// Plan size in tokens (Write of the plan file, or ExitPlanMode).
     #[serde(default)]
     pub plan_tokens: Option<u32>,
@@ -389,10 +516,14 @@ pub struct Call {
     #[serde(default)]
     pub plan: Option<String>,
     /// Semantic permissions requested with the plan (ExitPlanMode).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_prompts: Vec<AllowedPrompt>,
     /// Time this call takes (default: `timing.tool`).
-    #[serde(default, with = "opt_duration_str")]
+    #[serde(
+        default,
+        with = "opt_duration_str",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(with = "Option<String>")]
     pub duration: Option<Duration>,
 }

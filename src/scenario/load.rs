@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::format::{Blocks, Content, Scenario, Step};
+use super::format::{Blocks, Content, Scenario, Step, ToolDef};
 
 /// A scenario that could not be read or is not valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,9 +74,9 @@ fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> ScenarioError {
     let hint = if message.contains("unknown field") {
         Some("remove or rename the field; `plancache schema` prints every allowed field")
     } else if message.contains("wanted exactly 1 element") {
-        Some("a [[steps]] table takes exactly one key (user, assistant, approve, decline, reject, edit, lead, mode, wait): look for a misspelled or extra key in the step that starts here")
+        Some("a [[steps]] table takes exactly one key (user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, add_tool, remove_tool): look for a misspelled or extra key in the step that starts here")
     } else if message.contains("unknown variant") {
-        Some("each [[steps]] table takes exactly one of: user, assistant, approve, decline, reject, edit, lead, mode, wait")
+        Some("each [[steps]] table takes exactly one of: user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, add_tool, remove_tool")
     } else if message.contains("missing field") {
         Some("add the field; see docs/scenario-format.md")
     } else {
@@ -169,15 +169,20 @@ fn validate(s: &Scenario, text: &str, path: &Path) -> Result<(), ScenarioError> 
             return Err(ScenarioError::new(path, place, "duplicate tool name")
                 .with_hint("each tool is listed once, in prompt order"));
         }
-        let described = t.description.is_some() || t.schema.is_some();
-        if described == t.tokens.is_some() {
+        check_tool_def(t, place, path)?;
+    }
+    let mut names = HashSet::new();
+    for (i, c) in s.context.iter().enumerate() {
+        let what = format!("context[{i}] ({})", c.name);
+        if c.name.trim().is_empty() || !names.insert(c.name.as_str()) {
             return Err(ScenarioError::new(
                 path,
-                place,
-                "give either `tokens` or `description`/`schema`",
+                Some(what),
+                "context block names must be non-empty and unique",
             )
-            .with_hint("e.g. tokens = 420, or description = \"...\" with schema = { ... }"));
+            .with_hint("name each block, e.g. { name = \"CLAUDE.md\", tokens = 1800 }"));
         }
+        check_content(&c.content(), &what, path)?;
     }
     check_content(&s.reminders.plan_enter, "reminders.plan_enter", path)?;
     check_content(&s.reminders.plan_exit, "reminders.plan_exit", path)?;
@@ -197,59 +202,196 @@ fn validate(s: &Scenario, text: &str, path: &Path) -> Result<(), ScenarioError> 
         return Err(ScenarioError::new(path, Some("steps".into()), "no steps")
             .with_hint("add [[steps]] tables; every `assistant` step is one API request"));
     }
+    let mut tools: Vec<String> = s.tools.iter().map(|t| t.name.clone()).collect();
+    let mut streams: HashSet<String> = HashSet::from(["main".to_string()]);
     for (i, step) in s.steps.iter().enumerate() {
-        let place = || Some(step_place(&lines, i));
-        match step {
-            Step::User(c) | Step::Reject(c) => {
-                check_content(&c.clone().into_content(), &step_place(&lines, i), path)?
+        let place = step_place(&lines, i);
+        check_step(s, step, &place, &mut tools, &mut streams, None, path)?;
+    }
+    Ok(())
+}
+
+fn check_tool_def(t: &ToolDef, place: Option<String>, path: &Path) -> Result<(), ScenarioError> {
+    let described = t.description.is_some() || t.schema.is_some();
+    if described == t.tokens.is_some() {
+        return Err(ScenarioError::new(
+            path,
+            place,
+            "give either `tokens` or `description`/`schema`",
+        )
+        .with_hint("e.g. tokens = 420, or description = \"...\" with schema = { ... }"));
+    }
+    Ok(())
+}
+
+/// Checks one step; `tools` is the toolset in force (updated by `add_tool` / `remove_tool`),
+/// `agent` the subagent's name and tools when the step belongs to one.
+fn check_step(
+    s: &Scenario,
+    step: &Step,
+    place: &str,
+    tools: &mut Vec<String>,
+    streams: &mut HashSet<String>,
+    agent: Option<(&str, &[String])>,
+    path: &Path,
+) -> Result<(), ScenarioError> {
+    let err = |message: String| ScenarioError::new(path, Some(place.to_string()), message);
+    if agent.is_some() && !matches!(step, Step::User(_) | Step::Assistant(_) | Step::Wait(_)) {
+        return Err(err("a subagent step must be `user`, `assistant` or `wait`".into())
+            .with_hint("plan-mode answers, mode switches, context events and nested agents belong to the main stream"));
+    }
+    match step {
+        Step::User(c) | Step::Reject(c) => check_content(&c.clone().into_content(), place, path)?,
+        Step::Assistant(turn) => {
+            if turn.tokens.is_some() == turn.text.is_some() {
+                return Err(
+                    err("an assistant step needs exactly one of `tokens` or `text`".into())
+                        .with_hint("e.g. assistant = { tokens = 120, calls = [...] }"),
+                );
             }
-            Step::Assistant(turn) => {
-                if turn.tokens.is_some() == turn.text.is_some() {
-                    return Err(ScenarioError::new(
-                        path,
-                        place(),
-                        "an assistant step needs exactly one of `tokens` or `text`",
-                    )
-                    .with_hint("e.g. assistant = { tokens = 120, calls = [...] }"));
+            let offered: &[String] = match agent {
+                Some((_, t)) => t,
+                None => tools,
+            };
+            for (j, call) in turn.calls.iter().enumerate() {
+                if !offered.contains(&call.tool) {
+                    let hint = match agent {
+                        Some((name, _)) => format!("add `{}` to agent {name}'s `tools`", call.tool),
+                        None => "add a [[tools]] entry (or an `add_tool` step before this one), or fix the name".to_string(),
+                    };
+                    return Err(err(format!(
+                        "call {} uses tool `{}`, which is not offered at this point",
+                        j + 1,
+                        call.tool
+                    ))
+                    .with_hint(hint));
                 }
-                for (j, call) in turn.calls.iter().enumerate() {
-                    if !s.tools.iter().any(|t| t.name == call.tool) {
-                        return Err(ScenarioError::new(
-                            path,
-                            place(),
-                            format!(
-                                "call {} uses tool `{}`, which is not in `tools`",
-                                j + 1,
-                                call.tool
-                            ),
-                        )
-                        .with_hint("add a [[tools]] entry for it, or fix the name"));
-                    }
-                    if call.result_tokens.is_some() && call.result.is_some() {
-                        return Err(ScenarioError::new(
-                            path,
-                            place(),
-                            format!("call {} gives both `result_tokens` and `result`", j + 1),
-                        ));
-                    }
-                    if call.plan_tokens.is_some() && call.plan.is_some() {
-                        return Err(ScenarioError::new(
-                            path,
-                            place(),
-                            format!("call {} gives both `plan_tokens` and `plan`", j + 1),
-                        ));
-                    }
+                if call.result_tokens.is_some() && call.result.is_some() {
+                    return Err(err(format!(
+                        "call {} gives both `result_tokens` and `result`",
+                        j + 1
+                    )));
+                }
+                if call.plan_tokens.is_some() && call.plan.is_some() {
+                    return Err(err(format!(
+                        "call {} gives both `plan_tokens` and `plan`",
+                        j + 1
+                    )));
                 }
             }
-            Step::Edit(p) if p.plan_tokens.is_some() == p.plan.is_some() => {
-                return Err(ScenarioError::new(
-                    path,
-                    place(),
-                    "an edit needs exactly one of `plan_tokens` or `plan`",
+        }
+        Step::Edit(p) if p.plan_tokens.is_some() == p.plan.is_some() => {
+            return Err(err(
+                "an edit needs exactly one of `plan_tokens` or `plan`".into()
+            ));
+        }
+        Step::Compact(c) if c.summary_tokens.is_some() == c.summary.is_some() => {
+            return Err(err(
+                "a compaction needs exactly one of `summary_tokens` or `summary`".into(),
+            )
+            .with_hint("e.g. compact = { summary_tokens = 3000 }"));
+        }
+        Step::EditContext(c) => {
+            if !s.context.iter().any(|b| b.name == c.name) {
+                return Err(err(format!(
+                    "edit_context names `{}`, which is not a scenario `context` block",
+                    c.name
+                ))
+                .with_hint(
+                    "declare it first: context = [{ name = \"CLAUDE.md\", tokens = 1800 }]",
                 ));
             }
-            _ => {}
+            check_content(&c.content(), place, path)?;
         }
+        Step::AddTool(t) => {
+            if tools.contains(&t.name) {
+                return Err(err(format!(
+                    "add_tool `{}`: the tool is already offered",
+                    t.name
+                ))
+                .with_hint("remove it first with remove_tool, or pick another name"));
+            }
+            check_tool_def(t, Some(place.to_string()), path)?;
+            tools.push(t.name.clone());
+        }
+        Step::RemoveTool(name) => {
+            let Some(pos) = tools.iter().position(|t| t == name) else {
+                return Err(
+                    err(format!("remove_tool `{name}`: no such tool is offered"))
+                        .with_hint("check the name against [[tools]] and earlier add_tool steps"),
+                );
+            };
+            tools.remove(pos);
+        }
+        Step::Agents(agents) => {
+            if agents.is_empty() {
+                return Err(err("`agents` launches no agent".into())
+                    .with_hint("give at least one { name = ..., system = ..., tools = [...], prompt = ..., steps = [...] }"));
+            }
+            for a in agents {
+                let what = format!("{place}, agent `{}`", a.name);
+                let aerr = |m: String| ScenarioError::new(path, Some(what.clone()), m);
+                if a.name.trim().is_empty() || !streams.insert(a.name.clone()) {
+                    return Err(aerr(
+                        "agent names must be non-empty and unique in the session (and not `main`)"
+                            .into(),
+                    ));
+                }
+                if !tools.contains(&a.tool) {
+                    return Err(aerr(format!(
+                        "the launching tool `{}` is not offered to the main stream",
+                        a.tool
+                    ))
+                    .with_hint(
+                        "add a [[tools]] entry named Agent (access = \"read\"), or set `tool`",
+                    ));
+                }
+                for t in &a.tools {
+                    if t == crate::plan_mode::ENTER_PLAN_MODE
+                        || t == crate::plan_mode::EXIT_PLAN_MODE
+                        || *t == a.tool
+                    {
+                        return Err(aerr(format!(
+                            "agent tool `{t}` cannot be given to a subagent"
+                        ))
+                        .with_hint("subagents neither change the plan mode nor launch agents"));
+                    }
+                    if !tools.contains(t) {
+                        return Err(aerr(format!(
+                            "agent tool `{t}` is not one of the session's tools"
+                        ))
+                        .with_hint("subagents get tools from the session's [[tools]] list"));
+                    }
+                }
+                let blocks = a.system.to_vec();
+                if blocks.is_empty() {
+                    return Err(aerr("the agent's system prompt has no blocks".into()));
+                }
+                for c in &blocks {
+                    check_content(c, &what, path)?;
+                }
+                check_content(&a.prompt.clone().into_content(), &what, path)?;
+                if !a.steps.iter().any(|st| matches!(st, Step::Assistant(_))) {
+                    return Err(aerr(
+                        "the agent makes no request (no `assistant` step)".into(),
+                    ));
+                }
+                for (k, st) in a.steps.iter().enumerate() {
+                    let inner = format!("{what} step {}", k + 1);
+                    let mut agent_tools = tools.clone();
+                    check_step(
+                        s,
+                        st,
+                        &inner,
+                        &mut agent_tools,
+                        streams,
+                        Some((&a.name, &a.tools)),
+                        path,
+                    )?;
+                }
+            }
+        }
+        _ => {}
     }
     Ok(())
 }

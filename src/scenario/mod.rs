@@ -5,9 +5,11 @@
 //! `session` turns a scenario into ready-made segments (tools, system, reminders) for replay.
 
 pub mod format;
+pub mod generate;
 mod load;
 mod session;
 
 pub use format::*;
+pub use generate::{generate, to_toml, GeneratorParams, TokenRange};
 pub use load::{load_file, load_str, ScenarioError};
-pub use session::Session;
+pub use session::{tool_access, Session, Tool, DEFAULT_WRITE_TOOLS};

@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::format::{Access, Content, Scenario, ToolDef};
+use super::format::{Access, Content, ContextBlock, Scenario, ToolDef};
 use super::load::{step_lines, step_place, ScenarioError};
+use crate::plan_mode::PlanFiles;
 use crate::prompt::{Level, Role, Segment, SegmentKind, TokenSource, Tokenizer};
 
 /// Write tools by name when a scenario does not say (Claude Code's file- and system-changing tools).
@@ -34,6 +35,10 @@ pub struct Session {
     pub denied_result: Arc<Segment>,
     pub enter_approved_result: Arc<Segment>,
     pub enter_declined_result: Arc<Segment>,
+    /// Early context blocks (name, segment), injected at the start of the messages.
+    pub context: Vec<(String, Arc<Segment>)>,
+    /// Where this session's plan files live and what they are called.
+    pub plan_files: PlanFiles,
     step_lines: Vec<usize>,
 }
 
@@ -196,7 +201,23 @@ impl Session {
             "result:enter-declined",
             &r.enter_declined,
         )?;
+        let context = scenario
+            .context
+            .iter()
+            .map(|c| {
+                let seg = make.content(
+                    Level::Messages,
+                    SegmentKind::Message(Role::User),
+                    &format!("context:{}", c.name),
+                    &c.content(),
+                )?;
+                Ok((c.name.clone(), seg))
+            })
+            .collect::<Result<Vec<_>, ScenarioError>>()?;
+        let plan_files = PlanFiles::new(&scenario.plans_dir, scenario.seed);
         Ok(Session {
+            context,
+            plan_files,
             path: path.to_path_buf(),
             tools,
             system,
@@ -254,6 +275,71 @@ impl Session {
     ) -> Result<Arc<Segment>, ScenarioError> {
         self.maker()
             .content(Level::Messages, SegmentKind::Message(role), label, content)
+    }
+
+    /// A tool (segment and access) from a definition, e.g. one added mid-session.
+    pub fn build_tool(&self, t: &ToolDef) -> Result<Tool, ScenarioError> {
+        Ok(Tool {
+            name: t.name.clone(),
+            access: tool_access(t),
+            deferred: t.deferred,
+            segment: self.maker().tool(t)?,
+        })
+    }
+
+    /// System segments from blocks (a subagent's system prompt); `prefix` labels them.
+    pub fn system_blocks(
+        &self,
+        blocks: &[Content],
+        prefix: &str,
+    ) -> Result<Vec<Arc<Segment>>, ScenarioError> {
+        self.maker().blocks(blocks, prefix)
+    }
+
+    /// A named context block's replacement (an `edit_context` at step `step`, 0-based).
+    pub fn context_block(
+        &self,
+        block: &ContextBlock,
+        step: usize,
+    ) -> Result<Arc<Segment>, ScenarioError> {
+        self.maker().content(
+            Level::Messages,
+            SegmentKind::Message(Role::User),
+            &format!("context:{}@step{}", block.name, step + 1),
+            &block.content(),
+        )
+    }
+
+    /// The stub a deferred tool is listed as: its name and a one-line hint
+    /// (`deferred_tools.stub_tokens`).
+    pub fn tool_stub(&self, tool: &Tool) -> Arc<Segment> {
+        self.maker().segment(
+            Level::Tools,
+            SegmentKind::Tool,
+            &format!("tool-stub:{}", tool.name),
+            TokenSource::Count(self.scenario.deferred_tools.stub_tokens),
+            None,
+        )
+    }
+
+    /// The tool reference block that loads a deferred tool's full definition into the
+    /// conversation (as many tokens as the definition).
+    pub fn tool_reference(&self, tool: &Tool) -> Arc<Segment> {
+        self.message(
+            Role::User,
+            &format!("tool-reference:{}", tool.name),
+            TokenSource::Count(tool.segment.len() as u32),
+        )
+    }
+
+    /// The message announcing a tool that became available mid-session
+    /// (`deferred_tools.announce_tokens`); `step` is 0-based.
+    pub fn tool_announcement(&self, tool: &Tool, step: usize) -> Arc<Segment> {
+        self.message(
+            Role::User,
+            &format!("step{}:tool-available:{}", step + 1, tool.name),
+            TokenSource::Count(self.scenario.deferred_tools.announce_tokens),
+        )
     }
 
     fn maker(&self) -> SegmentMaker<'_> {

@@ -5,16 +5,26 @@
 //! conversation looks like after the plan is approved. What *happens* (modes, permissions,
 //! approvals) is decided by the reference state machine, identically for every strategy.
 
+mod deferred_tools;
+mod history_reset;
+mod masked;
+mod model_switch;
 mod permission_mode;
+mod system_swap;
 mod toolset_swap;
 
 use std::sync::Arc;
 
 use crate::plan_mode::{Mode, Transition};
 use crate::prompt::Segment;
-use crate::scenario::Session;
+use crate::scenario::{Session, Tool};
 
+pub use deferred_tools::{is_deferred, DeferredTools};
+pub use history_reset::HistoryReset;
+pub use masked::Masked;
+pub use model_switch::ModelSwitch;
 pub use permission_mode::PermissionMode;
+pub use system_swap::{plan_system, SystemSwap};
 pub use toolset_swap::ToolsetSwap;
 
 /// How one harness design renders plan-mode sessions into prompts.
@@ -25,8 +35,9 @@ pub trait Strategy: Send + Sync {
     /// One line: the harness it represents and what it does to the prompt.
     fn summary(&self) -> &'static str;
 
-    /// Tool definitions offered in `mode`, in prompt order.
-    fn tools(&self, session: &Session, mode: Mode) -> Vec<Arc<Segment>>;
+    /// Tool definitions offered in `mode`, in prompt order. `toolset` is the stream's toolset in
+    /// force (the session's tools, changed by `add_tool` / `remove_tool`, or a subagent's tools).
+    fn tools(&self, session: &Session, toolset: &[Tool], mode: Mode) -> Vec<Arc<Segment>>;
 
     /// System blocks in `mode`.
     fn system(&self, session: &Session, _mode: Mode) -> Vec<Arc<Segment>> {
@@ -54,26 +65,63 @@ pub trait Strategy: Send + Sync {
     /// (`true`), or cannot be made because the tool is absent or masked (`false`).
     fn renders_denied_calls(&self) -> bool;
 
+    /// Why a denied call cannot be made under this strategy (shown by `check`); only asked when
+    /// [`Strategy::renders_denied_calls`] is `false`.
+    fn unrendered_rule(&self) -> &'static str {
+        "the tool is not offered in plan mode"
+    }
+
+    /// Whether `tool` is loaded on demand: before the first request whose reply calls it, a tool
+    /// reference block carrying its definition is appended to the conversation.
+    fn loads_on_demand(&self, _session: &Session, _tool: &Tool) -> bool {
+        false
+    }
+
+    /// Messages appended when `tool` becomes available mid-session (`add_tool` at `step`,
+    /// 0-based). The default adds nothing: the tool simply joins the tools list.
+    fn tool_added(&self, _session: &Session, _tool: &Tool, _step: usize) -> Vec<Arc<Segment>> {
+        Vec::new()
+    }
+
     /// The conversation once the plan is approved; `approval` is the tool result carrying the
-    /// plan. The default keeps the history and appends the result.
+    /// plan and `context` the early context blocks in force. The default keeps the history and
+    /// appends the result.
     fn after_approval(
         &self,
         _session: &Session,
         conversation: &mut Vec<Arc<Segment>>,
+        _context: &[Arc<Segment>],
         approval: Arc<Segment>,
     ) {
         conversation.push(approval);
     }
 }
 
-/// Every strategy, in display order.
+/// Every strategy, in display order (what `--strategy all` runs).
 pub fn all() -> Vec<Box<dyn Strategy>> {
-    vec![Box::new(ToolsetSwap), Box::new(PermissionMode)]
+    vec![
+        Box::new(ToolsetSwap),
+        Box::new(PermissionMode),
+        Box::new(SystemSwap { swap_tools: false }),
+        Box::new(HistoryReset),
+        Box::new(ModelSwitch),
+        Box::new(DeferredTools),
+        Box::new(Masked),
+    ]
+}
+
+/// Variants that `--strategy` accepts by name but `all` does not run.
+pub fn variants() -> Vec<Box<dyn Strategy>> {
+    vec![Box::new(SystemSwap { swap_tools: true })]
 }
 
 /// The names `--strategy` accepts.
 pub fn names() -> Vec<&'static str> {
-    all().iter().map(|s| s.name()).collect()
+    all()
+        .iter()
+        .chain(variants().iter())
+        .map(|s| s.name())
+        .collect()
 }
 
 /// Builds strategies from a comma-separated list (`all` for every one).
@@ -83,7 +131,11 @@ pub fn parse_list(spec: &str) -> Result<Vec<Box<dyn Strategy>>, String> {
         if name == "all" {
             return Ok(all());
         }
-        match all().into_iter().find(|s| s.name() == name) {
+        match all()
+            .into_iter()
+            .chain(variants())
+            .find(|s| s.name() == name)
+        {
             Some(s) => {
                 if !out.iter().any(|o| o.name() == name) {
                     out.push(s)

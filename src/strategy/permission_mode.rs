@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::Strategy;
 use crate::plan_mode::Mode;
 use crate::prompt::Segment;
-use crate::scenario::Session;
+use crate::scenario::{Session, Tool};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PermissionMode;
@@ -23,8 +23,8 @@ impl Strategy for PermissionMode {
         "Claude Code: tools and system constant; a permission layer denies writes in plan mode; a reminder message announces the mode"
     }
 
-    fn tools(&self, session: &Session, _mode: Mode) -> Vec<Arc<Segment>> {
-        session.tools.iter().map(|t| t.segment.clone()).collect()
+    fn tools(&self, _session: &Session, toolset: &[Tool], _mode: Mode) -> Vec<Arc<Segment>> {
+        toolset.iter().map(|t| t.segment.clone()).collect()
     }
 
     fn renders_denied_calls(&self) -> bool {

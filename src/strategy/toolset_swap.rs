@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::Strategy;
 use crate::plan_mode::Mode;
 use crate::prompt::Segment;
-use crate::scenario::{Access, Session};
+use crate::scenario::{Access, Session, Tool};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ToolsetSwap;
@@ -24,9 +24,8 @@ impl Strategy for ToolsetSwap {
         "remove Edit/Write/Bash from the tools list while planning; every switch rewrites the start of the prompt"
     }
 
-    fn tools(&self, session: &Session, mode: Mode) -> Vec<Arc<Segment>> {
-        session
-            .tools
+    fn tools(&self, _session: &Session, toolset: &[Tool], mode: Mode) -> Vec<Arc<Segment>> {
+        toolset
             .iter()
             .filter(|t| mode != Mode::Plan || t.access == Access::Read)
             .map(|t| t.segment.clone())

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Times Python's tiktoken and tiktoken-rs side by side on the benchmark corpus.
+
+Usage (from the repository root):
+    pip install tiktoken
+    python3 benches/compare_tiktoken.py [MB_EACH]
+
+Runs offline: Python's tiktoken would download its rank files on first use, so this script points
+TIKTOKEN_CACHE_DIR at a folder holding the rank files that tiktoken-rs ships in its crate (found
+through `cargo metadata`), each named after the sha1 of its download URL, as tiktoken expects.
+The Rust side is `examples/write_corpus.rs`, which writes the same corpus and times tiktoken-rs.
+Both sides report the best of three runs; token counts must agree (identical ids).
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+ENCODINGS = ["o200k_base", "cl100k_base"]
+
+
+def rank_files_dir():
+    meta = json.loads(
+        subprocess.check_output(["cargo", "metadata", "--format-version", "1"], text=True)
+    )
+    for pkg in meta["packages"]:
+        if pkg["name"] == "tiktoken-rs":
+            return os.path.join(os.path.dirname(pkg["manifest_path"]), "assets")
+    sys.exit("tiktoken-rs not found in cargo metadata; run `cargo fetch` first")
+
+
+def main():
+    mb = sys.argv[1] if len(sys.argv) > 1 else "1"
+    work = tempfile.mkdtemp(prefix="plancache-tok-")
+    cache = os.path.join(work, "tiktoken-cache")
+    os.makedirs(cache)
+    assets = rank_files_dir()
+    for enc in ENCODINGS:
+        key = hashlib.sha1(URL.format(enc).encode()).hexdigest()
+        shutil.copy(os.path.join(assets, enc + ".tiktoken"), os.path.join(cache, key))
+    os.environ["TIKTOKEN_CACHE_DIR"] = cache
+    import tiktoken  # imported after TIKTOKEN_CACHE_DIR is set
+
+    corpus = os.path.join(work, "corpus")
+    rust = subprocess.check_output(
+        ["cargo", "run", "--quiet", "--release", "--example", "write_corpus", "--", corpus, mb],
+        text=True,
+    )
+    rust_rates = {}
+    for line in rust.splitlines():
+        # rust tiktoken-rs <enc> <part>: <n> tokens, <rate> MB/s
+        words = line.replace(":", "").replace(",", "").split()
+        rust_rates[(words[2], words[3])] = (int(words[4]), float(words[6]))
+
+    print(f"{'encoding':<12} {'part':<6} {'tokens':>9} {'python MB/s':>12} {'rust MB/s':>10} {'rust/python':>12}")
+    for enc_name in ENCODINGS:
+        enc = tiktoken.get_encoding(enc_name)
+        for part in ["prose", "code", "json"]:
+            with open(os.path.join(corpus, part + ".txt"), encoding="utf-8") as f:
+                text = f.read()
+            best = float("inf")
+            for _ in range(3):
+                t = time.perf_counter()
+                n = len(enc.encode_ordinary(text))
+                best = min(best, time.perf_counter() - t)
+            py_rate = len(text.encode()) / best / 1e6
+            rust_n, rust_rate = rust_rates[(enc_name, part)]
+            if rust_n != n:
+                sys.exit(f"token counts differ for {enc_name} {part}: python {n}, rust {rust_n}")
+            print(f"{enc_name:<12} {part:<6} {n:>9} {py_rate:>12.1f} {rust_rate:>10.1f} {rust_rate / py_rate:>11.2f}x")
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

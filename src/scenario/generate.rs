@@ -1,0 +1,521 @@
+//! Synthetic plan-mode sessions from parameters and a seed, for sweeps, property tests and
+//! benchmarks.
+//!
+//! [`generate`] draws a complete scenario (toolset, system prompt, context block, plan-mode
+//! entry, exploration rounds with parallel read-only calls, optional Explore subagents, the plan
+//! written to the plan file, ExitPlanMode with an allowed prompt, rejections, the review wait,
+//! implementation turns with edits and test runs) from [`GeneratorParams`]. All randomness comes
+//! from a self-contained splitmix64 stream seeded by `seed`, so the same parameters give the same
+//! scenario, and [`to_toml`] the same bytes, on every machine and dependency version.
+//!
+//! Default sizes follow the Claude Code calibration used by the bundled scenarios
+//! (`scenarios/claude-code-feature.toml`): ~30 tools totalling ~8k tokens with EnterPlanMode 1,296
+//! and ExitPlanMode 648, a 6.5k system prompt, a 1.8k CLAUDE.md block.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::format::{
+    AgentSpec, Blocks, Call, Content, ContextBlock, Deferral, Reminders, Scenario, Step, Target,
+    TextOrContent, Timing, ToolDef, Turn, WaitDuration,
+};
+use crate::plan_mode::{AllowedPrompt, Mode, PlanFiles};
+use crate::prompt::Encoding;
+
+/// An inclusive range of sizes in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenRange {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl TokenRange {
+    pub const fn new(min: u32, max: u32) -> Self {
+        TokenRange { min, max }
+    }
+}
+
+/// What a generated session looks like. Every field has a default (`GeneratorParams::default()`),
+/// so a params file names only what it changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct GeneratorParams {
+    /// Seed of every random draw.
+    pub seed: u64,
+    /// Scenario name (default `generated-<seed>`).
+    pub name: Option<String>,
+    pub model: String,
+    /// Plan-mode model for `model-switch` (none: same as `model`).
+    pub plan_model: Option<String>,
+    /// Number of tool definitions (at least the 10 core tools).
+    pub tools: u32,
+    /// Total tokens of all tool definitions (at least 50 per tool plus the two plan tools).
+    pub tool_tokens: u32,
+    /// Sizes of the two plan tools (Claude Code 2.1.240: 1,296 and 648).
+    pub enter_plan_tool_tokens: u32,
+    pub exit_plan_tool_tokens: u32,
+    pub system_tokens: u32,
+    /// Size of an early context block (CLAUDE.md); 0 for none.
+    pub context_tokens: u32,
+    /// The model calls EnterPlanMode (approved by the user) instead of the user switching modes.
+    pub model_initiated: bool,
+    /// Exploration requests in plan mode before the plan is written.
+    pub exploration_rounds: u32,
+    /// Most parallel read-only calls in one exploration reply (at least 1).
+    pub max_parallel_calls: u32,
+    /// Size of one exploration result.
+    pub result_tokens: TokenRange,
+    /// Visible output of one assistant reply.
+    pub reply_tokens: TokenRange,
+    pub plan_tokens: u32,
+    /// Rejections with feedback before the plan is approved.
+    pub rejections: u32,
+    /// Time the user reads the plan before each answer (`"2m"`, `"7m"`).
+    pub review_wait: String,
+    /// Implementation requests after approval (edits and test runs).
+    pub implementation_turns: u32,
+    /// Explore subagents launched in parallel during exploration (0 for none).
+    pub subagents: u32,
+    /// Requests per subagent.
+    pub subagent_rounds: u32,
+    pub subagent_system_tokens: u32,
+}
+
+impl Default for GeneratorParams {
+    fn default() -> Self {
+        GeneratorParams {
+            seed: 0,
+            name: None,
+            model: "claude-sonnet-4-5".into(),
+            plan_model: Some("claude-opus-4-5".into()),
+            tools: 30,
+            tool_tokens: 8000,
+            enter_plan_tool_tokens: 1296,
+            exit_plan_tool_tokens: 648,
+            system_tokens: 6500,
+            context_tokens: 1800,
+            model_initiated: false,
+            exploration_rounds: 12,
+            max_parallel_calls: 3,
+            result_tokens: TokenRange::new(150, 4000),
+            reply_tokens: TokenRange::new(40, 250),
+            plan_tokens: 900,
+            rejections: 0,
+            review_wait: "2m".into(),
+            implementation_turns: 8,
+            subagents: 0,
+            subagent_rounds: 4,
+            subagent_system_tokens: 3000,
+        }
+    }
+}
+
+/// Core tools every generated session has, in prompt order (name, relative size).
+const CORE_TOOLS: [(&str, u32); 10] = [
+    ("Agent", 9),
+    ("Bash", 12),
+    ("Glob", 3),
+    ("Grep", 5),
+    ("Read", 5),
+    ("Edit", 4),
+    ("Write", 3),
+    ("TodoWrite", 8),
+    ("WebFetch", 3),
+    ("AskUserQuestion", 4),
+];
+
+const EXPLORE_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
+
+impl GeneratorParams {
+    /// Checks the parameters; `generate` clamps what this rejects to the nearest valid value.
+    pub fn validate(&self) -> Result<(), String> {
+        let core = CORE_TOOLS.len() as u32 + 2;
+        if self.tools < core {
+            return Err(format!(
+                "tools = {} is below the {core} core tools",
+                self.tools
+            ));
+        }
+        let floor = self.min_tool_tokens();
+        if self.tool_tokens < floor {
+            return Err(format!(
+                "tool_tokens = {} is below {floor} (50 per tool plus the plan tools)",
+                self.tool_tokens
+            ));
+        }
+        for (what, r) in [
+            ("result_tokens", self.result_tokens),
+            ("reply_tokens", self.reply_tokens),
+        ] {
+            if r.min > r.max {
+                return Err(format!("{what}: min {} exceeds max {}", r.min, r.max));
+            }
+        }
+        if self.max_parallel_calls == 0 {
+            return Err("max_parallel_calls must be at least 1".into());
+        }
+        if self.subagents > 0 && self.subagent_rounds == 0 {
+            return Err("subagent_rounds must be at least 1 when subagents > 0".into());
+        }
+        humantime::parse_duration(&self.review_wait)
+            .map_err(|e| format!("review_wait `{}`: {e}", self.review_wait))?;
+        Ok(())
+    }
+
+    fn min_tool_tokens(&self) -> u32 {
+        let others = self.tools.max(CORE_TOOLS.len() as u32 + 2) - 2;
+        50 * others + self.enter_plan_tool_tokens + self.exit_plan_tool_tokens
+    }
+}
+
+/// splitmix64: a tiny, fixed generator (same stream on every platform and version).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi` (modulo bias is negligible for these ranges).
+    fn between(&mut self, lo: u32, hi: u32) -> u32 {
+        if hi <= lo {
+            return lo;
+        }
+        lo + (self.next() % (u64::from(hi - lo) + 1)) as u32
+    }
+
+    fn range(&mut self, r: TokenRange) -> u32 {
+        self.between(r.min, r.max.max(r.min))
+    }
+}
+
+fn tokens(n: u32) -> Content {
+    Content::tokens(n)
+}
+
+fn turn(tokens: u32, calls: Vec<Call>) -> Step {
+    Step::Assistant(Turn {
+        tokens: Some(tokens),
+        calls,
+        ..Turn::default()
+    })
+}
+
+fn call(tool: &str, result_tokens: u32) -> Call {
+    Call {
+        tool: tool.to_string(),
+        result_tokens: Some(result_tokens),
+        ..Call::default()
+    }
+}
+
+/// Tool definitions: the core tools, extra `mcp__ext__tool_<k>` tools, then the two plan tools;
+/// sizes drawn from the seed and scaled so they sum to exactly `tool_tokens`.
+fn toolset(p: &GeneratorParams, rng: &mut Rng) -> Vec<ToolDef> {
+    let count = p.tools.max(CORE_TOOLS.len() as u32 + 2) as usize;
+    let extra = count - CORE_TOOLS.len() - 2;
+    let mut names: Vec<String> = CORE_TOOLS.iter().map(|(n, _)| n.to_string()).collect();
+    let mut weights: Vec<u32> = CORE_TOOLS.iter().map(|(_, w)| w * 100).collect();
+    for k in 0..extra {
+        names.push(format!("mcp__ext__tool_{}", k + 1));
+        weights.push(rng.between(100, 500));
+    }
+    let budget = p
+        .tool_tokens
+        .max(p.min_tool_tokens())
+        .saturating_sub(p.enter_plan_tool_tokens + p.exit_plan_tool_tokens);
+    let spare = budget - 50 * names.len() as u32;
+    let total: u64 = weights.iter().map(|w| u64::from(*w)).sum();
+    let mut sizes: Vec<u32> = weights
+        .iter()
+        .map(|w| 50 + (u64::from(spare) * u64::from(*w) / total) as u32)
+        .collect();
+    // Integer division leaves a remainder: give it to the first tool, so the sum is exact.
+    let sum: u32 = sizes.iter().sum();
+    sizes[0] += budget - sum;
+    let mut tools: Vec<ToolDef> = names
+        .into_iter()
+        .zip(sizes)
+        .map(|(name, size)| ToolDef {
+            name,
+            access: None,
+            tokens: Some(size),
+            description: None,
+            schema: None,
+            deferred: false,
+            cache_control: None,
+        })
+        .collect();
+    for t in tools.iter_mut().filter(|t| t.name.starts_with("mcp__")) {
+        t.deferred = true;
+    }
+    for (name, size) in [
+        ("EnterPlanMode", p.enter_plan_tool_tokens),
+        ("ExitPlanMode", p.exit_plan_tool_tokens),
+    ] {
+        tools.push(ToolDef {
+            name: name.into(),
+            access: None,
+            tokens: Some(size),
+            description: None,
+            schema: None,
+            deferred: false,
+            cache_control: None,
+        });
+    }
+    tools
+}
+
+/// Draws a scenario from the parameters (invalid values are clamped; see
+/// [`GeneratorParams::validate`]).
+pub fn generate(p: &GeneratorParams) -> Scenario {
+    let mut rng = Rng(p.seed);
+    let tools = toolset(p, &mut rng);
+    let plans = PlanFiles::new("plans", p.seed);
+    let review = humantime::parse_duration(&p.review_wait).unwrap_or(Duration::from_secs(120));
+    let mut steps = vec![Step::User(TextOrContent::Content(tokens(
+        rng.between(30, 150),
+    )))];
+    if p.model_initiated {
+        steps.push(turn(
+            rng.range(p.reply_tokens),
+            vec![Call {
+                tool: "EnterPlanMode".into(),
+                ..Call::default()
+            }],
+        ));
+        steps.push(Step::Approve(Target::Enter));
+    } else {
+        steps.push(Step::Mode(Mode::Plan));
+    }
+    let parallel = p.max_parallel_calls.max(1);
+    for round in 0..p.exploration_rounds {
+        let n = rng.between(1, parallel);
+        let calls = (0..n)
+            .map(|_| {
+                let tool = EXPLORE_TOOLS[(rng.next() % EXPLORE_TOOLS.len() as u64) as usize];
+                call(tool, rng.range(p.result_tokens))
+            })
+            .collect();
+        steps.push(turn(rng.range(p.reply_tokens), calls));
+        if round == 0 && p.subagents > 0 {
+            steps.push(turn(rng.range(p.reply_tokens), Vec::new()));
+            steps.push(Step::Agents(subagents(p, &mut rng)));
+        }
+    }
+    if p.exploration_rounds == 0 && p.subagents > 0 {
+        steps.push(turn(rng.range(p.reply_tokens), Vec::new()));
+        steps.push(Step::Agents(subagents(p, &mut rng)));
+    }
+    let plan_path = plans.main_plan_path().display().to_string();
+    let write_plan = |plan_tokens: u32, rng: &mut Rng| {
+        turn(
+            plan_tokens + rng.between(20, 60),
+            vec![Call {
+                tool: "Write".into(),
+                path: Some(plan_path.clone()),
+                plan_tokens: Some(plan_tokens),
+                result_tokens: Some(20),
+                ..Call::default()
+            }],
+        )
+    };
+    let exit = |rng: &mut Rng| {
+        turn(
+            rng.between(40, 90),
+            vec![Call {
+                tool: "ExitPlanMode".into(),
+                allowed_prompts: vec![AllowedPrompt::new("Bash", "run tests")],
+                ..Call::default()
+            }],
+        )
+    };
+    let mut plan_tokens = p.plan_tokens;
+    steps.push(write_plan(plan_tokens, &mut rng));
+    steps.push(exit(&mut rng));
+    for _ in 0..p.rejections {
+        steps.push(Step::Wait(WaitDuration(review)));
+        steps.push(Step::Reject(TextOrContent::Content(tokens(
+            rng.between(20, 120),
+        ))));
+        plan_tokens += rng.between(30, 200);
+        steps.push(write_plan(plan_tokens, &mut rng));
+        steps.push(exit(&mut rng));
+    }
+    steps.push(Step::Wait(WaitDuration(review)));
+    steps.push(Step::Approve(Target::Exit));
+    for k in 0..p.implementation_turns {
+        let calls = if k % 3 == 2 {
+            vec![Call {
+                tool: "Bash".into(),
+                command: Some("cargo test".into()),
+                result_tokens: Some(rng.between(200, 1500)),
+                duration: Some(Duration::from_secs(u64::from(rng.between(5, 60)))),
+                ..Call::default()
+            }]
+        } else {
+            (0..rng.between(1, 2))
+                .map(|_| call("Edit", rng.between(20, 80)))
+                .collect()
+        };
+        steps.push(turn(rng.between(150, 900), calls));
+    }
+    steps.push(turn(rng.range(p.reply_tokens), Vec::new()));
+    Scenario {
+        name: p.name.clone().unwrap_or_else(|| format!("generated-{}", p.seed)),
+        description: format!(
+            "Generated plan session (seed {}): {} exploration rounds, {} rejections, {} review, {} implementation turns, {} subagents",
+            p.seed, p.exploration_rounds, p.rejections, p.review_wait, p.implementation_turns, p.subagents
+        ),
+        model: p.model.clone(),
+        plan_model: p.plan_model.clone(),
+        tokenizer: Encoding::default(),
+        seed: p.seed,
+        initial_mode: Mode::Default,
+        auto_available: true,
+        external_channels: false,
+        plans_dir: "plans".into(),
+        system: Blocks::One(tokens(p.system_tokens)),
+        plan_system: None,
+        tools,
+        reminders: Reminders::default(),
+        team: None,
+        timing: Timing::default(),
+        context: if p.context_tokens > 0 {
+            vec![ContextBlock {
+                name: "CLAUDE.md".into(),
+                tokens: Some(p.context_tokens),
+                ..ContextBlock::default()
+            }]
+        } else {
+            Vec::new()
+        },
+        deferred_tools: Deferral::default(),
+        steps,
+    }
+}
+
+fn subagents(p: &GeneratorParams, rng: &mut Rng) -> Vec<AgentSpec> {
+    (0..p.subagents)
+        .map(|k| {
+            let mut steps: Vec<Step> = (0..p.subagent_rounds.saturating_sub(1))
+                .map(|_| {
+                    let tool = EXPLORE_TOOLS[(rng.next() % EXPLORE_TOOLS.len() as u64) as usize];
+                    turn(
+                        rng.range(p.reply_tokens),
+                        vec![call(tool, rng.range(p.result_tokens))],
+                    )
+                })
+                .collect();
+            steps.push(turn(rng.between(300, 1200), Vec::new()));
+            AgentSpec {
+                name: format!("explore-{}", k + 1),
+                tool: "Agent".into(),
+                system: Blocks::One(tokens(p.subagent_system_tokens)),
+                tools: EXPLORE_TOOLS.iter().map(|s| s.to_string()).collect(),
+                prompt: TextOrContent::Content(tokens(rng.between(80, 300))),
+                model: None,
+                result_tokens: None,
+                steps,
+            }
+        })
+        .collect()
+}
+
+/// A scenario as TOML text (the format `load_str` reads back).
+pub fn to_toml(scenario: &Scenario) -> Result<String, String> {
+    toml::to_string(scenario)
+        .map_err(|e| format!("cannot serialize scenario `{}`: {e}", scenario.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_sizes_sum_exactly_and_keep_the_plan_tools() {
+        let p = GeneratorParams {
+            seed: 11,
+            tools: 25,
+            tool_tokens: 7000,
+            ..GeneratorParams::default()
+        };
+        let s = generate(&p);
+        assert_eq!(s.tools.len(), 25);
+        let total: u32 = s.tools.iter().map(|t| t.tokens.unwrap_or(0)).sum();
+        assert_eq!(total, 7000);
+        let size = |n: &str| s.tools.iter().find(|t| t.name == n).and_then(|t| t.tokens);
+        assert_eq!(size("EnterPlanMode"), Some(1296));
+        assert_eq!(size("ExitPlanMode"), Some(648));
+        assert!(s.tools.iter().all(|t| t.tokens.unwrap_or(0) >= 50));
+    }
+
+    #[test]
+    fn same_seed_same_bytes_other_seed_other_bytes() {
+        let p = GeneratorParams {
+            seed: 5,
+            subagents: 2,
+            rejections: 1,
+            ..GeneratorParams::default()
+        };
+        let a = to_toml(&generate(&p)).unwrap();
+        assert_eq!(a, to_toml(&generate(&p)).unwrap());
+        let q = GeneratorParams { seed: 6, ..p };
+        assert_ne!(a, to_toml(&generate(&q)).unwrap());
+    }
+
+    #[test]
+    fn step_counts_follow_the_parameters() {
+        // user, mode, 5 exploration, write plan, exit, (wait, reject, write, exit) x2, wait,
+        // approve, 4 implementation, final reply = 2 + 5 + 2 + 8 + 2 + 4 + 1 = 24 steps.
+        let p = GeneratorParams {
+            exploration_rounds: 5,
+            rejections: 2,
+            implementation_turns: 4,
+            ..GeneratorParams::default()
+        };
+        let s = generate(&p);
+        assert_eq!(s.steps.len(), 24);
+        let rejects = s
+            .steps
+            .iter()
+            .filter(|st| matches!(st, Step::Reject(_)))
+            .count();
+        assert_eq!(rejects, 2);
+    }
+
+    #[test]
+    fn serialized_scenario_reads_back_identically() {
+        let p = GeneratorParams {
+            seed: 3,
+            subagents: 1,
+            model_initiated: true,
+            ..GeneratorParams::default()
+        };
+        let text = to_toml(&generate(&p)).unwrap();
+        let back = crate::scenario::load_str(&text, std::path::Path::new("g.toml")).unwrap();
+        assert_eq!(to_toml(&back).unwrap(), text);
+    }
+
+    #[test]
+    fn validate_names_the_bad_field() {
+        let p = GeneratorParams {
+            tools: 5,
+            ..GeneratorParams::default()
+        };
+        assert!(p.validate().unwrap_err().contains("tools = 5"));
+        let p = GeneratorParams {
+            result_tokens: TokenRange::new(10, 5),
+            ..GeneratorParams::default()
+        };
+        assert!(p.validate().unwrap_err().contains("result_tokens"));
+        assert!(GeneratorParams::default().validate().is_ok());
+    }
+}
