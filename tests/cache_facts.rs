@@ -690,3 +690,22 @@ fn free_writes_are_billed_as_plain_input() {
     assert!((m.cost_billed(&o, 0, true) - 1000.0 * 3.75 / 1e6).abs() < 1e-12);
     assert!((m.cost_billed(&o, 0, false) - 1000.0 * 3.0 / 1e6).abs() < 1e-12);
 }
+
+#[test]
+fn a_previous_prompt_below_the_minimum_explains_the_miss() {
+    // Opus 4.5 (minimum 4,096): a 3,000-token request writes nothing, so the next one, which
+    // extends it to 5,000 tokens, reads nothing and says why.
+    let mut c = cache::build("anthropic", &PriceTable::bundled()).unwrap();
+    let head = vec![
+        seg(1, Level::Tools, 0, 1000, None),
+        seg(2, Level::System, 5000, 1500, None),
+        seg(3, Level::Messages, 9000, 500, None),
+    ];
+    let first = send(c.as_mut(), &request("claude-opus-4-5", 0, head.clone()));
+    assert_eq!((first.cached_tokens, first.cache_write_tokens()), (0, 0));
+    let mut longer = head;
+    longer.push(seg(4, Level::Messages, 20_000, 2000, None));
+    let out = send(c.as_mut(), &request("claude-opus-4-5", 10_000, longer));
+    assert_eq!((out.cached_tokens, out.write_1h_tokens), (0, 5000));
+    assert_eq!(out.stop.unwrap().reason, BreakReason::BelowMinimum);
+}

@@ -315,9 +315,9 @@ impl CacheModel for BreakpointCache {
         let ends = common::segment_ends(&req.segments);
         let bps = self.breakpoints(req);
         let min = self.min_cacheable(&req.model);
-        let plain = common::segment_hashes(req.segments.iter());
-        let departure = self.streams.departure(req, &plain);
-        self.streams.record(req, plain);
+        // Salted hashes: a settings change shows as a change at the level it invalidates.
+        let departure = self.streams.departure(req, &hashes);
+        self.streams.record(req, hashes.clone());
         let others = self
             .models
             .iter()
@@ -417,6 +417,18 @@ impl CacheModel for BreakpointCache {
                 Some(stop)
             } else if !bps.is_empty() && eligible.is_empty() {
                 reason_at(BreakReason::BelowMinimum, start)
+            } else if departure == common::Departure::Extends {
+                // The prompt extends the stream's previous one, which left nothing readable:
+                // it was too short to cache, or no breakpoint covered it.
+                let seen = (0..hashes.len())
+                    .take_while(|&p| state.seen.contains_key(&hashes[p]))
+                    .last()
+                    .map_or(0, |p| ends[p]);
+                if seen < min {
+                    reason_at(BreakReason::BelowMinimum, start)
+                } else {
+                    reason_at(BreakReason::NotWritten, start)
+                }
             } else if bps.is_empty() || !had_entries {
                 reason_at(BreakReason::NotWritten, start)
             } else {

@@ -160,8 +160,10 @@ pub(crate) struct StreamHistory {
 /// How a request relates to its stream's previous request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Departure {
-    /// First request of the stream, or it extends the previous prompt.
-    None,
+    /// First request of the stream.
+    First,
+    /// The prompt extends (or repeats) the stream's previous prompt.
+    Extends,
     /// The previous request ran on another model.
     ModelChanged,
     /// The prompt differs from the previous one from this segment on.
@@ -171,7 +173,7 @@ pub(crate) enum Departure {
 impl StreamHistory {
     pub fn departure(&self, req: &Request, hashes: &[u64]) -> Departure {
         let Some((model, prev)) = self.last.get(&req.stream) else {
-            return Departure::None;
+            return Departure::First;
         };
         if model != &req.model {
             return Departure::ModelChanged;
@@ -179,7 +181,7 @@ impl StreamHistory {
         match prev.iter().zip(hashes).position(|(a, b)| a != b) {
             Some(i) => Departure::ChangedAt(i),
             None if hashes.len() < prev.len() => Departure::ChangedAt(hashes.len()),
-            None => Departure::None,
+            None => Departure::Extends,
         }
     }
 
@@ -192,7 +194,7 @@ impl StreamHistory {
 /// The stop for a request that departs from its stream's previous prompt, if it does.
 pub(crate) fn departure_stop(req: &Request, d: Departure, ends: &[u64]) -> Option<ReuseStop> {
     match d {
-        Departure::None => None,
+        Departure::First | Departure::Extends => None,
         Departure::ModelChanged => stop_at(req, 0, BreakReason::ModelChanged),
         Departure::ChangedAt(i) => {
             let start = if i == 0 { 0 } else { ends[i - 1] };
