@@ -20,8 +20,6 @@ struct Node {
 pub struct IdealCache {
     /// One trie per model; node 0 of each is the root.
     tries: HashMap<String, Vec<Node>>,
-    /// Explains breaks against each stream's previous prompt.
-    streams: super::common::StreamHistory,
 }
 
 impl IdealCache {
@@ -62,9 +60,6 @@ impl CacheModel for IdealCache {
             prompt_tokens: prompt,
             ..CacheOutcome::default()
         };
-        let hashes = super::common::segment_hashes(req.segments.iter());
-        let departure = self.streams.departure(req, &hashes);
-        self.streams.record(req, hashes);
         let Some(trie) = self.tries.get(&req.model) else {
             let reason = if self.tries.is_empty() {
                 BreakReason::Cold
@@ -104,12 +99,6 @@ impl CacheModel for IdealCache {
                 reason: BreakReason::PrefixChanged,
             });
             break;
-        }
-        if outcome.stop.is_some() {
-            let ends = super::common::segment_ends(&req.segments);
-            if let Some(stop) = super::common::departure_stop(req, departure, &ends) {
-                outcome.stop = Some(stop);
-            }
         }
         outcome.cached_tokens = cached;
         outcome.write_5m_tokens = prompt - cached;
