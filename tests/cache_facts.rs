@@ -709,3 +709,34 @@ fn a_previous_prompt_below_the_minimum_explains_the_miss() {
     assert_eq!((out.cached_tokens, out.write_1h_tokens), (0, 5000));
     assert_eq!(out.stop.unwrap().reason, BreakReason::BelowMinimum);
 }
+
+#[test]
+fn speed_toggle_invalidates_system_and_messages_but_not_tools() {
+    // One system block: the Claude Code layout marks the last tool and the system block, so the
+    // tools (1,300 tokens) are an entry of their own (A12: `speed` invalidates system+messages).
+    let mut c = cache::build("anthropic", &PriceTable::bundled()).unwrap();
+    let r = |t| {
+        request(
+            "claude-sonnet-4-5",
+            t,
+            vec![
+                seg(1, Level::Tools, 0, 600, None),
+                seg(2, Level::Tools, 10_000, 700, None),
+                seg(3, Level::System, 20_000, 5000, None),
+                seg(4, Level::Messages, 40_000, 500, None),
+            ],
+        )
+    };
+    send(c.as_mut(), &r(0));
+    let mut fast = r(10_000);
+    fast.settings.fast = true;
+    let out = send(c.as_mut(), &fast);
+    assert_eq!(out.cached_tokens, 1300);
+    let stop = out.stop.unwrap();
+    assert_eq!((stop.level, stop.reason), (Level::System, BreakReason::PrefixChanged));
+    // Thinking budget changes invalidate only the messages.
+    let mut think = fast.clone();
+    think.sent_at_ms = 20_000;
+    think.settings.thinking_budget = Some(4096);
+    assert_eq!(send(c.as_mut(), &think).cached_tokens, 6300);
+}
