@@ -733,7 +733,10 @@ fn speed_toggle_invalidates_system_and_messages_but_not_tools() {
     let out = send(c.as_mut(), &fast);
     assert_eq!(out.cached_tokens, 1300);
     let stop = out.stop.unwrap();
-    assert_eq!((stop.level, stop.reason), (Level::System, BreakReason::PrefixChanged));
+    assert_eq!(
+        (stop.level, stop.reason),
+        (Level::System, BreakReason::PrefixChanged)
+    );
     // Thinking budget changes invalidate only the messages.
     let mut think = fast.clone();
     think.sent_at_ms = 20_000;

@@ -173,9 +173,9 @@ struct Entry {
 
 #[derive(Debug, Default)]
 struct ModelState {
-    entries: HashMap<u64, Entry>,
+    entries: common::HashKeyed<u64, Entry>,
     /// Prefix hashes of every earlier prompt, to tell "changed" from "never written".
-    seen: HashMap<u64, ()>,
+    seen: common::HashKeyed<u64, ()>,
     started: bool,
 }
 

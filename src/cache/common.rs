@@ -6,7 +6,8 @@
 //! V3). Segment hashes cost O(segments) per request; block hashes are memoized across the recent
 //! requests so only tokens not seen in a recent request are hashed again.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,28 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use super::{BreakReason, ReuseStop};
 use crate::prompt::{Level, Request, Segment};
+
+/// A hasher for keys that are already hashes (chained xxh3 values): mixes the written words with
+/// one multiply instead of running SipHash over them.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.write_u64(xxh3_64(bytes));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map keyed by hashes.
+pub(crate) type HashKeyed<K, V> = HashMap<K, V, BuildHasherDefault<PreHashed>>;
+/// A set of hashes.
+pub(crate) type HashSetKeyed<K> = HashSet<K, BuildHasherDefault<PreHashed>>;
 
 /// Chained hash of a prefix ending with `seg`, given the hash of the prefix before it and a salt
 /// for the segment's level (request settings that invalidate that level).
@@ -79,11 +102,11 @@ pub(crate) fn cold_reason(other_models_cached: bool) -> BreakReason {
 #[derive(Debug, Default)]
 pub(crate) struct SeenPrefixes {
     /// hash -> earliest time the stored prefix became readable
-    stored: HashMap<u64, u64>,
-    seen: HashMap<u64, ()>,
+    stored: HashKeyed<u64, u64>,
+    seen: HashKeyed<u64, ()>,
     /// Prefixes some recorded sequence continues past (so a prompt that stops matching right
     /// after one changed something, while one that passes a sequence's end only extends it).
-    continued: HashMap<u64, ()>,
+    continued: HashKeyed<u64, ()>,
 }
 
 /// How far a request's prompt matches what was stored / seen, in whole segments.

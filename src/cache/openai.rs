@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, duration_str, BlockHasher, SeenPrefixes, StreamHistory};
+use super::common::{self, duration_str, BlockHasher, HashKeyed, SeenPrefixes, StreamHistory};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::{Request, Segment};
 
@@ -71,7 +71,7 @@ struct Entry {
 
 #[derive(Debug)]
 struct ModelState {
-    blocks: HashMap<u64, Entry>,
+    blocks: HashKeyed<u64, Entry>,
     hasher: BlockHasher,
     seen: SeenPrefixes,
 }
@@ -189,7 +189,7 @@ impl CacheModel for OpenAiCache {
             .models
             .entry(req.model.clone())
             .or_insert_with(|| ModelState {
-                blocks: HashMap::new(),
+                blocks: HashKeyed::default(),
                 hasher: BlockHasher::new(self.config.increment.max(1) as usize),
                 seen: SeenPrefixes::default(),
             });
