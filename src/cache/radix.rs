@@ -152,7 +152,12 @@ impl Tree {
             let ckey = &self.nodes[child].key;
             let klen = ckey.len();
             let rest = &tokens[pos..];
-            let mut common = ckey.iter().zip(rest).take_while(|(a, b)| a == b).count();
+            // Whole-edge comparison first (a memcmp), token by token only where it differs.
+            let mut common = if rest.len() >= klen && ckey[..] == rest[..klen] {
+                klen
+            } else {
+                ckey.iter().zip(rest).take_while(|(a, b)| a == b).count()
+            };
             common -= common % page;
             self.nodes[child].last_access = tick;
             if common < klen {
