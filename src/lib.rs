@@ -7,7 +7,9 @@
 //! rows that [`export`] writes.
 
 pub mod cache;
+pub mod chart;
 pub mod cli;
+pub mod compare;
 pub mod engine;
 pub mod export;
 pub mod metrics;
@@ -15,3 +17,4 @@ pub mod plan_mode;
 pub mod prompt;
 pub mod scenario;
 pub mod strategy;
+pub mod sweep;

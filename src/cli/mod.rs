@@ -2,8 +2,12 @@
 
 mod check;
 mod common;
+mod compare;
 mod generate;
+mod merge;
+mod report;
 mod run;
+mod sweep;
 
 use std::fmt;
 
@@ -26,6 +30,10 @@ pub struct Cli {
 pub enum Command {
     Run(run::RunArgs),
     Check(check::CheckArgs),
+    Report(report::ReportArgs),
+    Compare(compare::CompareArgs),
+    Sweep(sweep::SweepArgs),
+    Merge(merge::MergeArgs),
     Generate(generate::GenerateArgs),
 }
 
@@ -62,6 +70,10 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
+        Command::Report(args) => report::report(args),
+        Command::Compare(args) => compare::compare(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Merge(args) => merge::merge(args),
         Command::Generate(args) => generate::run(args),
     }
 }

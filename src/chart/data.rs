@@ -1,0 +1,319 @@
+//! What the charts and the report draw, computed from a run: groups of replays, the cost split,
+//! the mode timeline and the cache breaks.
+
+use crate::cache::PriceTable;
+use crate::engine::{Replay, RunReport};
+use crate::metrics::RequestRow;
+use crate::plan_mode::{Mode, Trace};
+
+/// The replays of one scenario against one cache model: one line or bar per strategy.
+#[derive(Debug, Clone)]
+pub struct Group<'a> {
+    pub scenario: &'a str,
+    pub cache: &'a str,
+    pub replays: Vec<&'a Replay>,
+}
+
+impl Group<'_> {
+    /// File-name stem for this group's charts, e.g. `auth-plan-anthropic`.
+    pub fn stem(&self) -> String {
+        format!("{}-{}", slug(self.scenario), slug(self.cache))
+    }
+    /// The number of requests (the same under every strategy: one per assistant step).
+    pub fn requests(&self) -> usize {
+        self.replays.iter().map(|r| r.rows.len()).max().unwrap_or(0)
+    }
+}
+
+/// Keeps letters, digits, `-`, `_` and `.`; everything else becomes `-`.
+pub fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Groups a run's replays by scenario and cache model, in run order.
+pub fn groups(report: &RunReport) -> Vec<Group<'_>> {
+    let mut out: Vec<Group<'_>> = Vec::new();
+    for r in &report.replays {
+        match out
+            .iter_mut()
+            .find(|g| g.scenario == r.scenario && g.cache == r.cache)
+        {
+            Some(g) => g.replays.push(r),
+            None => out.push(Group {
+                scenario: &r.scenario,
+                cache: &r.cache,
+                replays: vec![r],
+            }),
+        }
+    }
+    out
+}
+
+/// A session's cost in USD split the way the provider bills it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CostSplit {
+    /// Prompt tokens neither read from nor written to the cache, at the base input price.
+    pub uncached_input: f64,
+    pub write_5m: f64,
+    pub write_1h: f64,
+    pub read: f64,
+    pub output: f64,
+}
+
+impl CostSplit {
+    /// Names of the parts, in drawing order.
+    pub const PARTS: [&'static str; 5] = [
+        "uncached input",
+        "cache writes 5m",
+        "cache writes 1h",
+        "cache reads",
+        "output",
+    ];
+
+    pub fn parts(&self) -> [f64; 5] {
+        [
+            self.uncached_input,
+            self.write_5m,
+            self.write_1h,
+            self.read,
+            self.output,
+        ]
+    }
+    /// Everything billed for the prompt (all parts but output).
+    pub fn input(&self) -> f64 {
+        self.uncached_input + self.write_5m + self.write_1h + self.read
+    }
+    pub fn total(&self) -> f64 {
+        self.input() + self.output
+    }
+}
+
+/// Splits the cost of `rows` with the same prices `ModelPrice::cost_billed` used, so the parts add
+/// up to the rows' `cost_usd`. Caches whose provider charges nothing extra for writes bill written
+/// tokens at the base input price; they still show as writes.
+pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit, String> {
+    let mut s = CostSplit::default();
+    let mut charges: Vec<(String, bool)> = Vec::new();
+    for r in rows {
+        let charged = match charges.iter().find(|(n, _)| *n == r.cache) {
+            Some((_, c)) => *c,
+            None => {
+                let c = crate::cache::build(&r.cache, prices)?.charges_writes();
+                charges.push((r.cache.clone(), c));
+                c
+            }
+        };
+        let (w5, w1) = match prices.get(&r.model) {
+            Some(p) if charged => (p.write_5m, p.write_1h),
+            _ => (1.0, 1.0),
+        };
+        let p = prices.get(&r.model).ok_or_else(|| {
+            format!(
+                "model `{}` (request {} of {} / {}) is not in the pricing table\n  hint: pass the --pricing file the run used",
+                r.model, r.request, r.scenario, r.strategy
+            )
+        })?;
+        let per_token = p.input / 1_000_000.0;
+        let plain = r.recomputed_tokens.saturating_sub(r.cache_write_tokens);
+        s.uncached_input += plain as f64 * per_token;
+        s.write_5m += r.cache_creation_5m_tokens as f64 * per_token * w5;
+        s.write_1h += r.cache_creation_1h_tokens as f64 * per_token * w1;
+        s.read += r.cached_tokens as f64 * per_token * p.read;
+        s.output += r.output_tokens as f64 * p.output / 1_000_000.0;
+    }
+    Ok(s)
+}
+
+/// Running sum of recomputed tokens, one value per request.
+pub fn cumulative_recomputed(rows: &[RequestRow]) -> Vec<u64> {
+    rows.iter()
+        .scan(0u64, |acc, r| {
+            *acc += r.recomputed_tokens;
+            Some(*acc)
+        })
+        .collect()
+}
+
+/// The phase a request runs in, for the timeline under per-request charts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// A non-plan mode before any plan was approved.
+    Before(Mode),
+    Plan,
+    /// A non-plan mode after plan mode was left.
+    After(Mode),
+}
+
+impl Phase {
+    pub fn label(self) -> String {
+        match self {
+            Phase::Before(m) => m.to_string(),
+            Phase::Plan => "plan".to_string(),
+            Phase::After(Mode::Default) => "after approval".to_string(),
+            Phase::After(m) => format!("after approval ({m})"),
+        }
+    }
+}
+
+/// A decision worth marking on the timeline: approvals, rejections, waits, mode switches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Position on the request axis: `k + 0.5` lies between requests `k` and `k + 1`.
+    pub x: f64,
+    pub label: String,
+}
+
+/// The mode timeline of a replay: the phase of each request and the events between requests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    pub phases: Vec<Phase>,
+    pub events: Vec<Event>,
+}
+
+fn parse_mode(s: &str) -> Mode {
+    [
+        Mode::Default,
+        Mode::AcceptEdits,
+        Mode::Plan,
+        Mode::Auto,
+        Mode::BypassPermissions,
+    ]
+    .into_iter()
+    .find(|m| m.as_str() == s)
+    .unwrap_or_default()
+}
+
+/// Builds the timeline from the reference machine's trace (identical under every strategy) and
+/// the rows' steps and modes.
+pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
+    let main: Vec<&RequestRow> = rows.iter().filter(|r| r.stream == "main").collect();
+    let mut left_plan_at: Option<usize> = None;
+    for e in &trace.entries {
+        if e.mode_before == Mode::Plan && e.mode_after != Mode::Plan {
+            left_plan_at = Some(e.step);
+            break;
+        }
+    }
+    let phases = main
+        .iter()
+        .map(|r| {
+            let m = parse_mode(&r.mode);
+            match (m, left_plan_at) {
+                (Mode::Plan, _) => Phase::Plan,
+                (m, Some(step)) if r.step > step => Phase::After(m),
+                (m, _) => Phase::Before(m),
+            }
+        })
+        .collect();
+    let mut events = Vec::new();
+    for e in trace.entries.iter().filter(|e| e.stream == "main") {
+        let label = if e.event.starts_with("wait") {
+            e.event.clone()
+        } else if e.event.starts_with("reject") {
+            "rejected".to_string()
+        } else if e.event.starts_with("decline") {
+            "declined".to_string()
+        } else if e.event == "approve enter" {
+            "enter plan".to_string()
+        } else if e.event == "approve exit" || e.event.starts_with("edit") {
+            "plan approved".to_string()
+        } else if e.event.starts_with("lead") || e.event.starts_with("mode") {
+            e.event.clone()
+        } else if e.mode_before != e.mode_after {
+            format!("{} -> {}", e.mode_before, e.mode_after)
+        } else {
+            continue;
+        };
+        let before = main.iter().filter(|r| r.step <= e.step).count();
+        events.push(Event {
+            x: before as f64 + 0.5,
+            label,
+        });
+    }
+    Timeline { phases, events }
+}
+
+/// A cache break of one request, in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Break {
+    pub request: usize,
+    pub step: usize,
+    /// `tools`, `system` or `messages` (empty when the reason names no level).
+    pub level: String,
+    /// The cache model's reason: `prefix changed`, `ttl expired`, ...
+    pub reason: String,
+    /// The segment where reuse stopped, e.g. `tool:EnterPlanMode`.
+    pub segment: String,
+    /// A short label for chart markers.
+    pub short: String,
+    /// Why, in plain language.
+    pub because: String,
+    pub recomputed_tokens: u64,
+}
+
+/// Parses `break_reason` (`"tools: prefix changed at tool:Edit (token 1060)"`).
+pub fn parse_break(row: &RequestRow) -> Option<Break> {
+    let text = row.break_reason.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let (level, rest) = match text.split_once(": ") {
+        Some((l, r)) if !l.contains(' ') => (l.to_string(), r),
+        _ => (String::new(), text),
+    };
+    let (reason, segment) = match rest.split_once(" at ") {
+        Some((r, s)) => (
+            r.to_string(),
+            s.split(" (token").next().unwrap_or(s).to_string(),
+        ),
+        None => (rest.to_string(), String::new()),
+    };
+    let what = match level.as_str() {
+        "tools" => "the tools list changed",
+        "system" => "the system prompt changed",
+        "messages" => "the conversation history changed",
+        _ => "the prompt changed",
+    };
+    let because = match reason.as_str() {
+        "prefix changed" => what.to_string(),
+        "ttl expired" => "the cache entry expired (TTL) during the pause".to_string(),
+        "model changed" => "the request switched to another model".to_string(),
+        "evicted" => "the cache entry was evicted".to_string(),
+        "below minimum" => "the prefix is below the minimum cacheable length".to_string(),
+        "lookback exceeded" => "the last cache write lies beyond the lookback window".to_string(),
+        "not written" => "no cache entry was written at that point".to_string(),
+        "in flight" => "the entry was still being written by a concurrent request".to_string(),
+        "cold cache" => "nothing was cached yet".to_string(),
+        other => other.to_string(),
+    };
+    let short = if level.is_empty() {
+        reason.clone()
+    } else if reason == "prefix changed" {
+        format!("{level} changed")
+    } else {
+        format!("{level}: {reason}")
+    };
+    Some(Break {
+        request: row.request,
+        step: row.step,
+        level,
+        reason,
+        segment,
+        short,
+        because,
+        recomputed_tokens: row.recomputed_tokens,
+    })
+}
+
+/// Every break of a replay, in request order.
+pub fn breaks(rows: &[RequestRow]) -> Vec<Break> {
+    rows.iter().filter_map(parse_break).collect()
+}

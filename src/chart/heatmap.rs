@@ -1,0 +1,270 @@
+//! The break-even heatmap of a sweep: over two generator parameters, how much strategy A beats
+//! (green) or loses to (red) strategy B, with the break-even boundary drawn between cells whose
+//! winner differs.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::style::{err, text, Draw};
+use crate::sweep::{metric_column, show, Sweep};
+
+/// One heatmap: a facet of the grid where every axis but x, y and strategy is fixed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heatmap {
+    pub title: String,
+    /// The fixed values of the other axes, e.g. `cache=anthropic, review_wait=3m`.
+    pub facet: String,
+    pub a: String,
+    pub b: String,
+    pub metric: String,
+    pub x_name: String,
+    pub y_name: String,
+    pub x_labels: Vec<String>,
+    pub y_labels: Vec<String>,
+    /// `cells[y][x]`: A's advantage over B in percent of B's value (positive: A better); None
+    /// when a point is missing.
+    pub cells: Vec<Vec<Option<f64>>>,
+}
+
+impl Heatmap {
+    /// Cells where A is strictly better.
+    pub fn a_wins(&self) -> usize {
+        self.cells
+            .iter()
+            .flatten()
+            .filter(|c| c.is_some_and(|v| v > 0.0))
+            .count()
+    }
+}
+
+/// The heatmaps of a sweep's rows, one per combination of the axes other than x, y and strategy.
+pub fn heatmaps(
+    sweep: &Sweep,
+    header: &[String],
+    rows: &[Vec<String>],
+) -> Result<Vec<Heatmap>, String> {
+    let Some(c) = &sweep.compare else {
+        return Ok(Vec::new());
+    };
+    let (metric_col, higher_better) =
+        metric_column(&c.metric).ok_or_else(|| format!("unknown metric `{}`", c.metric))?;
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("the sweep CSV has no column `{name}`\n  hint: merge and render shards of the same sweep file"))
+    };
+    let (xi, yi, si, mi) = (col(&c.x)?, col(&c.y)?, col("strategy")?, col(metric_col)?);
+    let axis_labels = |name: &str| -> Vec<String> {
+        sweep
+            .axes
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.values.iter().map(show).collect())
+            .unwrap_or_default()
+    };
+    let (xs, ys) = (axis_labels(&c.x), axis_labels(&c.y));
+    // Facet columns: generator axes other than x and y, plus the cache model.
+    let mut facet_cols = Vec::new();
+    for a in &sweep.axes {
+        if a.name == c.x || a.name == c.y || a.name == "strategy" {
+            continue;
+        }
+        facet_cols.push((a.name.clone(), col(&a.name)?));
+    }
+    let facet_of = |r: &Vec<String>| -> String {
+        facet_cols
+            .iter()
+            .map(|(n, i)| format!("{n}={}", r[*i]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut facets: Vec<String> = Vec::new();
+    for r in rows {
+        let f = facet_of(r);
+        if !facets.contains(&f) {
+            facets.push(f);
+        }
+    }
+    let value = |r: &Vec<String>| -> Result<f64, String> {
+        r[mi].parse::<f64>().map_err(|_| {
+            format!(
+                "point {}: `{metric_col}` = `{}` is not a number",
+                r[0], r[mi]
+            )
+        })
+    };
+    let mut out = Vec::new();
+    for facet in facets {
+        let mut cells = vec![vec![None; xs.len()]; ys.len()];
+        for (yk, yv) in ys.iter().enumerate() {
+            for (xk, xv) in xs.iter().enumerate() {
+                let find = |s: &str| {
+                    rows.iter().find(|r| {
+                        r[xi] == *xv && r[yi] == *yv && r[si] == s && facet_of(r) == facet
+                    })
+                };
+                if let (Some(ra), Some(rb)) = (find(&c.a), find(&c.b)) {
+                    let (va, vb) = (value(ra)?, value(rb)?);
+                    let diff = if higher_better { va - vb } else { vb - va };
+                    cells[yk][xk] = Some(if vb.abs() > 0.0 {
+                        diff / vb.abs() * 100.0
+                    } else {
+                        0.0
+                    });
+                }
+            }
+        }
+        out.push(Heatmap {
+            title: format!("Where {} beats {} ({})", c.a, c.b, c.metric),
+            facet,
+            a: c.a.clone(),
+            b: c.b.clone(),
+            metric: c.metric.clone(),
+            x_name: c.x.clone(),
+            y_name: c.y.clone(),
+            x_labels: xs.clone(),
+            y_labels: ys.clone(),
+            cells,
+        });
+    }
+    Ok(out)
+}
+
+/// Green for A better, red for B better, paler towards zero.
+fn cell_color(v: f64, scale: f64) -> RGBColor {
+    let t = (v.abs() / scale.max(1e-9)).clamp(0.0, 1.0);
+    let mix = |full: u8| (255.0 + (full as f64 - 255.0) * (0.15 + 0.85 * t)).round() as u8;
+    if v > 0.0 {
+        RGBColor(mix(49), mix(163), mix(84))
+    } else if v < 0.0 {
+        RGBColor(mix(222), mix(45), mix(38))
+    } else {
+        RGBColor(240, 240, 240)
+    }
+}
+
+impl Draw for Heatmap {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE).map_err(err)?;
+        let (nx, ny) = (self.x_labels.len().max(1), self.y_labels.len().max(1));
+        let caption = if self.facet.is_empty() {
+            self.title.clone()
+        } else {
+            format!("{} - {}", self.title, self.facet)
+        };
+        let (xl, yl) = (self.x_labels.clone(), self.y_labels.clone());
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, text(22))
+            .margin(14)
+            .margin_right(24)
+            .margin_bottom(40)
+            .x_label_area_size(52)
+            .y_label_area_size(90)
+            .build_cartesian_2d(-0.5f64..(nx as f64 - 0.5), -0.5f64..(ny as f64 - 0.5))
+            .map_err(err)?;
+        let pick = |labels: &[String], v: f64| {
+            if (v - v.round()).abs() < 1e-6 && v >= -1e-6 {
+                labels.get(v.round() as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(&self.x_name)
+            .y_desc(&self.y_name)
+            .x_labels(2 * nx + 2)
+            .y_labels(2 * ny + 2)
+            .x_label_formatter(&|v| pick(&xl, *v))
+            .y_label_formatter(&|v| pick(&yl, *v))
+            .label_style(text(16))
+            .axis_desc_style(text(17))
+            .draw()
+            .map_err(err)?;
+        let scale = self
+            .cells
+            .iter()
+            .flatten()
+            .flatten()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let centered = Pos::new(HPos::Center, VPos::Center);
+        for (yk, row) in self.cells.iter().enumerate() {
+            for (xk, cell) in row.iter().enumerate() {
+                let (x, y) = (xk as f64, yk as f64);
+                let (fill, label) = match cell {
+                    Some(v) => (cell_color(*v, scale), format!("{v:+.1}%")),
+                    None => (RGBColor(255, 255, 255), "n/a".to_string()),
+                };
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                        fill.filled(),
+                    )))
+                    .map_err(err)?;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                        WHITE.stroke_width(1),
+                    )))
+                    .map_err(err)?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        label,
+                        (x, y),
+                        text(16).pos(centered),
+                    )))
+                    .map_err(err)?;
+            }
+        }
+        // The break-even boundary: between neighbours whose winner differs.
+        let sign = |v: &Option<f64>| v.map(|v| (v > 0.0) as i8 - (v < 0.0) as i8);
+        let line = BLACK.stroke_width(4);
+        for (yk, row) in self.cells.iter().enumerate() {
+            for (xk, cell) in row.iter().enumerate() {
+                let (x, y) = (xk as f64, yk as f64);
+                if let Some(right) = row.get(xk + 1) {
+                    if sign(cell).is_some() && sign(right).is_some() && sign(cell) != sign(right) {
+                        chart
+                            .draw_series(std::iter::once(PathElement::new(
+                                vec![(x + 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                                line,
+                            )))
+                            .map_err(err)?;
+                    }
+                }
+                if let Some(up) = self.cells.get(yk + 1).map(|r| &r[xk]) {
+                    if sign(cell).is_some() && sign(up).is_some() && sign(cell) != sign(up) {
+                        chart
+                            .draw_series(std::iter::once(PathElement::new(
+                                vec![(x - 0.5, y + 0.5), (x + 0.5, y + 0.5)],
+                                line,
+                            )))
+                            .map_err(err)?;
+                    }
+                }
+            }
+        }
+        let (w, h) = root.dim_in_pixel();
+        let better = if self.metric == "hit-rate" {
+            "higher"
+        } else {
+            "lower"
+        };
+        root.draw(&Text::new(
+            format!(
+                "cell: {} advantage over {} in % of {}'s {} ({better} is better). green: {} wins, red: {} wins, black line: break-even",
+                self.a, self.b, self.b, self.metric, self.a, self.b
+            ),
+            (w as i32 / 2, h as i32 - 16),
+            text(14).pos(Pos::new(HPos::Center, VPos::Center)),
+        ))
+        .map_err(err)?;
+        Ok(())
+    }
+}

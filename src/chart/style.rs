@@ -1,0 +1,130 @@
+//! Colours, sizes and the backend plumbing shared by every chart.
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::data::Phase;
+use super::font::{self, FAMILY};
+use crate::plan_mode::Mode;
+
+/// Pixel size of every chart.
+pub const SIZE: (u32, u32) = (1100, 640);
+
+/// Strategy line colours, in the order strategies appear in the run.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+pub fn series_color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Background of a timeline phase.
+pub fn phase_color(p: Phase) -> RGBColor {
+    match p {
+        Phase::Plan => RGBColor(158, 202, 225),
+        Phase::After(_) => RGBColor(161, 217, 155),
+        Phase::Before(Mode::Default) => RGBColor(222, 222, 222),
+        Phase::Before(_) => RGBColor(253, 208, 162),
+    }
+}
+
+/// Text style of the given pixel size in the embedded font.
+pub fn text(size: u32) -> TextStyle<'static> {
+    (FAMILY, size).into_font().color(&BLACK)
+}
+
+/// Pixel width of the legend column right of a chart.
+pub const LEGEND: u32 = 210;
+
+/// A legend drawn in its own column, so it never hides data: one swatch and name per entry.
+pub fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, RGBColor, bool)],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    for (i, (name, color, filled_box)) in entries.iter().enumerate() {
+        let y = 40 + 26 * i as i32;
+        if *filled_box {
+            area.draw(&Rectangle::new([(8, y - 7), (30, y + 7)], color.filled()))
+                .map_err(err)?;
+        } else {
+            area.draw(&PathElement::new(
+                vec![(6, y), (32, y)],
+                color.stroke_width(4),
+            ))
+            .map_err(err)?;
+        }
+        area.draw(&Text::new(
+            name.clone(),
+            (40, y),
+            text(16).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            )),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Maps any plotters error to a message.
+pub fn err<E: std::fmt::Display>(e: E) -> String {
+    format!("cannot draw chart: {e}")
+}
+
+/// Something that draws itself on any plotters backend.
+pub trait Draw {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Renders to an SVG document.
+pub fn svg<D: Draw>(chart: &D) -> Result<String, String> {
+    font::register();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        chart.draw(&root)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// Renders to a PNG file through a temporary file and a rename.
+pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), String> {
+    font::register();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("chart");
+    // The encoder picks the format from the extension, so the temporary name keeps `.png`.
+    let tmp = dir.join(format!(".{name}.tmp-{}.png", std::process::id()));
+    let drawn = (|| {
+        let root = BitMapBackend::new(&tmp, SIZE).into_drawing_area();
+        chart.draw(&root)?;
+        root.present().map_err(err)
+    })();
+    let result = drawn.and_then(|_| {
+        std::fs::rename(&tmp, path).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,114 @@
+//! `plancache compare`: the CI gate against a saved baseline.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::common::{cache_list, load_sessions, price_table, scenario_paths};
+use super::CliError;
+use crate::compare::{self, Dataset, Limit, Rule, Thresholds};
+use crate::engine::{self, ReplayEnv};
+use crate::export::write_atomic;
+use crate::strategy;
+
+/// Compare a run with a baseline; exit 1 on a regression or a broken rule (for CI).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  plancache run scenarios --out baseline                 # save a baseline (commit it)
+  plancache compare --baseline baseline/summary.csv      # re-run ./scenarios and gate
+  plancache compare --baseline baseline/run.json --current pr/summary.csv --max-cost-increase 5%
+  plancache compare --baseline baseline --rule 'permission-mode<=toolset-swap:cost' >> \"$GITHUB_STEP_SUMMARY\"
+
+Limits are in the metric's unit (hit rate as a fraction: 0.02 = 2 points; cost in USD; TTFT in ms)
+or a percent of the baseline value (5%). Default: 0, any worsening fails.
+Rules: A<=B:METRIC (A no worse than B), A<B:METRIC (A strictly better), optional +LIMIT tolerance;
+METRIC is cost, hit-rate, ttft or recomputed; checked in the current run for every scenario and
+cache model that has both strategies.
+Exit codes: 0 passed, 1 a limit or rule failed, 2 bad input.")]
+pub struct CompareArgs {
+    /// Scenario files or directories to run as the current figures (default: ./scenarios).
+    pub scenarios: Vec<PathBuf>,
+    /// Baseline: summary.csv (requests.csv beside it adds break reasons), run.json, or their directory.
+    #[arg(long)]
+    pub baseline: PathBuf,
+    /// Current figures from a file instead of running scenarios.
+    #[arg(long, conflicts_with = "scenarios")]
+    pub current: Option<PathBuf>,
+    /// Largest allowed hit-rate drop per scenario x strategy x cache.
+    #[arg(long, default_value = "0", value_parser = Limit::parse)]
+    pub max_hit_rate_drop: Limit,
+    /// Largest allowed cost increase.
+    #[arg(long, default_value = "0", value_parser = Limit::parse)]
+    pub max_cost_increase: Limit,
+    /// Largest allowed increase of mean TTFT.
+    #[arg(long, default_value = "0", value_parser = Limit::parse)]
+    pub max_ttft_increase: Limit,
+    /// A rule between strategies, e.g. `permission-mode<=toolset-swap:cost` (repeatable).
+    #[arg(long = "rule", value_parser = Rule::parse)]
+    pub rules: Vec<Rule>,
+    /// Strategies to run (when running scenarios), comma-separated, or `all`.
+    #[arg(long, default_value = "all")]
+    pub strategy: String,
+    /// Cache models to run (default: those in the baseline).
+    #[arg(long)]
+    pub cache: Option<String>,
+    /// A pricing file that adds or replaces models of the bundled table.
+    #[arg(long)]
+    pub pricing: Option<PathBuf>,
+    /// Also write the Markdown summary to this file.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn compare(args: CompareArgs) -> Result<(), CliError> {
+    let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
+    if baseline.points.is_empty() {
+        return Err(CliError::input(format!(
+            "{}: the baseline has no rows\n  hint: save one with `plancache run ... --out DIR`",
+            baseline.source
+        )));
+    }
+    let current = match &args.current {
+        Some(path) => Dataset::load(path).map_err(CliError::input)?,
+        None => {
+            let strategies = strategy::parse_list(&args.strategy).map_err(CliError::input)?;
+            let caches = match &args.cache {
+                Some(spec) => cache_list(spec)?,
+                None => cache_list(&compare::caches(&baseline).join(",")).map_err(|e| {
+                    CliError::input(format!(
+                        "{}: {}\n  hint: pass --cache to choose the models to run",
+                        baseline.source, e.message
+                    ))
+                })?,
+            };
+            let env = ReplayEnv {
+                prices: price_table(args.pricing.as_deref())?,
+                ..ReplayEnv::default()
+            };
+            let sessions = load_sessions(&scenario_paths(&args.scenarios)?)?;
+            let run = engine::run(&sessions, &strategies, &caches, &env)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            Dataset::from_run(&run, "this run")
+        }
+    };
+    let thresholds = Thresholds {
+        hit_rate_drop: Some(args.max_hit_rate_drop),
+        cost_increase: Some(args.max_cost_increase),
+        ttft_increase: Some(args.max_ttft_increase),
+    };
+    let outcome = compare::compare(&baseline, &current, &thresholds, &args.rules);
+    let md = compare::markdown(&outcome, &baseline, &current, &thresholds);
+    print!("{md}");
+    if let Some(path) = &args.out {
+        write_atomic(path, md.as_bytes()).map_err(CliError::input)?;
+    }
+    if outcome.passed() {
+        Ok(())
+    } else {
+        Err(CliError::failed(format!(
+            "plancache compare: {} violation(s) against {}",
+            outcome.failures(),
+            baseline.source
+        )))
+    }
+}

@@ -1,0 +1,59 @@
+//! `plancache report`: charts and the design-review report.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::common::{cache_list, load_sessions, price_table, scenario_paths};
+use super::CliError;
+use crate::chart::report;
+use crate::engine::{self, ReplayEnv};
+use crate::strategy;
+
+/// Render charts (SVG and PNG), report.html and report.md for design reviews.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  plancache report scenarios/auth-plan.toml --out review
+  plancache report --cache ideal --strategy permission-mode,toolset-swap --out review
+
+Writes DIR/charts/*.svg and *.png (per scenario and cache model: hit rate, cumulative recomputed
+tokens, cost split, TTFT), DIR/report.html (self-contained) and DIR/report.md (for a pull
+request), plus DIR/requests.csv and DIR/summary.csv.")]
+pub struct ReportArgs {
+    /// Scenario files or directories (default: ./scenarios).
+    pub scenarios: Vec<PathBuf>,
+    /// Strategies, comma-separated, or `all`.
+    #[arg(long, default_value = "all")]
+    pub strategy: String,
+    /// Cache models, comma-separated, or `all`.
+    #[arg(long, default_value = crate::cache::DEFAULT_CACHE)]
+    pub cache: String,
+    /// Output directory.
+    #[arg(long, default_value = "report")]
+    pub out: PathBuf,
+    /// A pricing file that adds or replaces models of the bundled table.
+    #[arg(long)]
+    pub pricing: Option<PathBuf>,
+}
+
+pub fn report(args: ReportArgs) -> Result<(), CliError> {
+    let strategies = strategy::parse_list(&args.strategy).map_err(CliError::input)?;
+    let caches = cache_list(&args.cache)?;
+    let env = ReplayEnv {
+        prices: price_table(args.pricing.as_deref())?,
+        ..ReplayEnv::default()
+    };
+    let paths = scenario_paths(&args.scenarios)?;
+    let sessions = load_sessions(&paths)?;
+    let run = engine::run(&sessions, &strategies, &caches, &env)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    report::write(&args.out, &run, &env.prices, &strategies).map_err(CliError::failed)?;
+    eprintln!("wrote {}", args.out.display());
+    if !run.violations.is_empty() {
+        return Err(CliError::failed(format!(
+            "strategies made different decisions on the same scenario:\n{}",
+            run.violations.join("\n")
+        )));
+    }
+    Ok(())
+}

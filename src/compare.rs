@@ -1,0 +1,759 @@
+//! The CI gate: compare a run with a saved baseline under thresholds and strategy rules.
+//!
+//! A baseline is what `plancache run --out DIR` wrote: `summary.csv` (with `requests.csv` next to
+//! it for break reasons) or `run.json`. Current figures come from another such file or from a
+//! fresh run; they are rounded exactly as the CSV writer rounds, so a run compared with its own
+//! baseline is equal, not "almost equal".
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::engine::RunReport;
+use crate::metrics::{RequestRow, SummaryRow};
+
+/// (scenario, strategy, cache).
+pub type Key = (String, String, String);
+
+/// One summary point: the figures the gate checks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub hit_rate: f64,
+    pub cost_usd: f64,
+    pub ttft_ms: f64,
+    pub recomputed_tokens: f64,
+}
+
+/// A request whose reuse broke, as recorded in `requests.csv` / `run.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BreakRecord {
+    pub request: usize,
+    pub reason: String,
+}
+
+/// A baseline or a current run, keyed by scenario x strategy x cache.
+#[derive(Debug, Clone, Default)]
+pub struct Dataset {
+    /// Where it came from, for messages.
+    pub source: String,
+    pub points: BTreeMap<Key, Point>,
+    /// Break reasons per key; None when the source had no per-request rows.
+    pub breaks: Option<BTreeMap<Key, Vec<BreakRecord>>>,
+}
+
+fn round_trip(s: &str) -> f64 {
+    s.parse().unwrap_or(0.0)
+}
+
+impl Dataset {
+    /// From a fresh run, rounded as `summary.csv` rounds.
+    pub fn from_run(run: &RunReport, source: &str) -> Self {
+        let mut d = Dataset {
+            source: source.to_string(),
+            ..Dataset::default()
+        };
+        for s in run.summaries() {
+            d.insert_summary(&s);
+        }
+        let mut breaks: BTreeMap<Key, Vec<BreakRecord>> = BTreeMap::new();
+        for r in run.rows() {
+            add_break(&mut breaks, r);
+        }
+        d.breaks = Some(breaks);
+        d
+    }
+
+    fn insert_summary(&mut self, s: &SummaryRow) {
+        let c = s.cells();
+        self.points.insert(
+            (s.scenario.clone(), s.strategy.clone(), s.cache.clone()),
+            Point {
+                hit_rate: round_trip(&c[9]),
+                cost_usd: round_trip(&c[10]),
+                ttft_ms: round_trip(&c[11]),
+                recomputed_tokens: s.recomputed_tokens as f64,
+            },
+        );
+    }
+
+    /// Loads `summary.csv` (plus `requests.csv` beside it), `run.json`, or a directory holding
+    /// either.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        if path.is_dir() {
+            for name in ["summary.csv", "run.json"] {
+                let p = path.join(name);
+                if p.is_file() {
+                    return Dataset::load(&p);
+                }
+            }
+            return Err(format!(
+                "{}: no summary.csv or run.json in this directory\n  hint: save a baseline with `plancache run ... --out {}`",
+                path.display(),
+                path.display()
+            ));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "{}: cannot read: {e}\n  hint: save a baseline with `plancache run ... --out DIR` and pass DIR/summary.csv",
+                path.display()
+            )
+        })?;
+        if path.extension().is_some_and(|e| e == "json") {
+            load_json(path, &text)
+        } else {
+            let mut d = load_summary_csv(path, &text)?;
+            let requests = path.with_file_name("requests.csv");
+            if requests.is_file() {
+                let t = std::fs::read_to_string(&requests)
+                    .map_err(|e| format!("{}: cannot read: {e}", requests.display()))?;
+                d.breaks = Some(load_requests_csv(&requests, &t)?);
+            }
+            Ok(d)
+        }
+    }
+}
+
+fn add_break(breaks: &mut BTreeMap<Key, Vec<BreakRecord>>, r: &RequestRow) {
+    let e = breaks
+        .entry((r.scenario.clone(), r.strategy.clone(), r.cache.clone()))
+        .or_default();
+    if !r.break_reason.is_empty() {
+        e.push(BreakRecord {
+            request: r.request,
+            reason: r.break_reason.clone(),
+        });
+    }
+}
+
+/// Reads CSV records by column name, with errors naming file, line and column.
+struct Table<'a> {
+    path: &'a Path,
+    header: Vec<String>,
+    rows: Vec<(u64, csv::StringRecord)>,
+}
+
+impl<'a> Table<'a> {
+    fn parse(path: &'a Path, text: &str, required: &[&str], hint: &str) -> Result<Self, String> {
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = r
+            .headers()
+            .map_err(|e| format!("{}: line 1: not CSV: {e}", path.display()))?
+            .iter()
+            .map(String::from)
+            .collect();
+        for c in required {
+            if !header.iter().any(|h| h == c) {
+                return Err(format!(
+                    "{}: line 1: missing column `{c}`\n  hint: {hint}",
+                    path.display()
+                ));
+            }
+        }
+        let mut rows = Vec::new();
+        for rec in r.records() {
+            let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
+            let line = rec.position().map_or(0, |p| p.line());
+            rows.push((line, rec));
+        }
+        Ok(Table { path, header, rows })
+    }
+    fn get<'r>(&self, rec: &'r csv::StringRecord, col: &str) -> &'r str {
+        let i = self.header.iter().position(|h| h == col).unwrap_or(0);
+        rec.get(i).unwrap_or("")
+    }
+    fn num(&self, line: u64, rec: &csv::StringRecord, col: &str) -> Result<f64, String> {
+        let v = self.get(rec, col);
+        v.trim().parse::<f64>().map_err(|_| {
+            format!(
+                "{}: line {line}: column `{col}`: `{v}` is not a number\n  hint: regenerate the file with `plancache run --out DIR`",
+                self.path.display()
+            )
+        })
+    }
+}
+
+const SUMMARY_HINT: &str =
+    "pass the summary.csv written by `plancache run --out DIR` (not requests.csv)";
+
+fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, String> {
+    let t = Table::parse(
+        path,
+        text,
+        &[
+            "scenario",
+            "strategy",
+            "cache",
+            "hit_rate",
+            "cost_usd",
+            "ttft_ms",
+            "recomputed_tokens",
+        ],
+        SUMMARY_HINT,
+    )?;
+    if t.header.iter().any(|h| h == "request") {
+        return Err(format!(
+            "{}: this is a requests.csv (one row per request)\n  hint: {SUMMARY_HINT}",
+            path.display()
+        ));
+    }
+    let mut d = Dataset {
+        source: path.display().to_string(),
+        ..Dataset::default()
+    };
+    for (line, rec) in &t.rows {
+        let key = (
+            t.get(rec, "scenario").to_string(),
+            t.get(rec, "strategy").to_string(),
+            t.get(rec, "cache").to_string(),
+        );
+        let p = Point {
+            hit_rate: t.num(*line, rec, "hit_rate")?,
+            cost_usd: t.num(*line, rec, "cost_usd")?,
+            ttft_ms: t.num(*line, rec, "ttft_ms")?,
+            recomputed_tokens: t.num(*line, rec, "recomputed_tokens")?,
+        };
+        if d.points.insert(key.clone(), p).is_some() {
+            return Err(format!(
+                "{}: line {line}: duplicate row for {} / {} / {}",
+                path.display(),
+                key.0,
+                key.1,
+                key.2
+            ));
+        }
+    }
+    Ok(d)
+}
+
+fn load_requests_csv(path: &Path, text: &str) -> Result<BTreeMap<Key, Vec<BreakRecord>>, String> {
+    let t = Table::parse(
+        path,
+        text,
+        &["scenario", "strategy", "cache", "request", "break_reason"],
+        "requests.csv as written by `plancache run --out DIR`",
+    )?;
+    let mut out: BTreeMap<Key, Vec<BreakRecord>> = BTreeMap::new();
+    for (line, rec) in &t.rows {
+        let e = out
+            .entry((
+                t.get(rec, "scenario").to_string(),
+                t.get(rec, "strategy").to_string(),
+                t.get(rec, "cache").to_string(),
+            ))
+            .or_default();
+        let reason = t.get(rec, "break_reason");
+        if !reason.is_empty() {
+            e.push(BreakRecord {
+                request: t.num(*line, rec, "request")? as usize,
+                reason: reason.to_string(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
+    let bad = |what: String| {
+        format!(
+            "{}: {what}\n  hint: pass the run.json written by `plancache run --format json --out DIR`",
+            path.display()
+        )
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+    let summary = v
+        .get("summary")
+        .and_then(|s| s.as_array())
+        .ok_or_else(|| bad("no `summary` array".into()))?;
+    let s_field = |o: &serde_json::Value, k: &str, i: usize| -> Result<String, String> {
+        o.get(k)
+            .and_then(|x| x.as_str())
+            .map(String::from)
+            .ok_or_else(|| bad(format!("summary[{i}]: missing string `{k}`")))
+    };
+    let n_field = |o: &serde_json::Value, k: &str, i: usize, arr: &str| -> Result<f64, String> {
+        o.get(k)
+            .and_then(|x| x.as_f64())
+            .ok_or_else(|| bad(format!("{arr}[{i}]: missing number `{k}`")))
+    };
+    let mut d = Dataset {
+        source: path.display().to_string(),
+        ..Dataset::default()
+    };
+    for (i, o) in summary.iter().enumerate() {
+        // Round as summary.csv does, so JSON and CSV baselines gate identically.
+        let hit = n_field(o, "hit_rate", i, "summary")?;
+        let cost = n_field(o, "cost_usd", i, "summary")?;
+        let ttft = n_field(o, "ttft_ms", i, "summary")?;
+        d.points.insert(
+            (
+                s_field(o, "scenario", i)?,
+                s_field(o, "strategy", i)?,
+                s_field(o, "cache", i)?,
+            ),
+            Point {
+                hit_rate: round_trip(&format!("{hit:.4}")),
+                cost_usd: round_trip(&format!("{cost:.6}")),
+                ttft_ms: round_trip(&format!("{ttft:.1}")),
+                recomputed_tokens: n_field(o, "recomputed_tokens", i, "summary")?,
+            },
+        );
+    }
+    if let Some(reqs) = v.get("requests").and_then(|r| r.as_array()) {
+        let mut out: BTreeMap<Key, Vec<BreakRecord>> = BTreeMap::new();
+        for (i, o) in reqs.iter().enumerate() {
+            let key = (
+                s_field(o, "scenario", i)?,
+                s_field(o, "strategy", i)?,
+                s_field(o, "cache", i)?,
+            );
+            let e = out.entry(key).or_default();
+            let reason = o.get("break_reason").and_then(|x| x.as_str()).unwrap_or("");
+            if !reason.is_empty() {
+                e.push(BreakRecord {
+                    request: n_field(o, "request", i, "requests")? as usize,
+                    reason: reason.to_string(),
+                });
+            }
+        }
+        d.breaks = Some(out);
+    }
+    Ok(d)
+}
+
+/// A threshold: in the metric's own unit, or relative to the baseline value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit {
+    Absolute(f64),
+    Percent(f64),
+}
+
+impl Limit {
+    /// `0.02`, `5%`.
+    pub fn parse(s: &str) -> Result<Limit, String> {
+        let t = s.trim();
+        let (num, pct) = match t.strip_suffix('%') {
+            Some(n) => (n.trim(), true),
+            None => (t, false),
+        };
+        let v: f64 = num.parse().map_err(|_| {
+            format!("`{s}` is not a threshold\n  hint: give a number in the metric's unit (0.02, 150) or a percent of the baseline (5%)")
+        })?;
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("`{s}`: a threshold must be a non-negative number"));
+        }
+        Ok(if pct {
+            Limit::Percent(v)
+        } else {
+            Limit::Absolute(v)
+        })
+    }
+    /// The allowed worsening for a baseline value.
+    pub fn allowed(self, baseline: f64) -> f64 {
+        match self {
+            Limit::Absolute(v) => v,
+            Limit::Percent(p) => baseline.abs() * p / 100.0,
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Limit::Absolute(v) => write!(f, "{v}"),
+            Limit::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+/// A figure the gate can check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    HitRate,
+    Cost,
+    Ttft,
+    Recomputed,
+}
+
+impl Metric {
+    pub fn parse(s: &str) -> Option<Metric> {
+        match s.trim() {
+            "hit-rate" | "hit_rate" => Some(Metric::HitRate),
+            "cost" | "cost_usd" => Some(Metric::Cost),
+            "ttft" | "ttft_ms" => Some(Metric::Ttft),
+            "recomputed" | "recomputed_tokens" => Some(Metric::Recomputed),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::HitRate => "hit rate",
+            Metric::Cost => "cost $",
+            Metric::Ttft => "TTFT ms",
+            Metric::Recomputed => "recomputed tokens",
+        }
+    }
+    pub fn value(self, p: &Point) -> f64 {
+        match self {
+            Metric::HitRate => p.hit_rate,
+            Metric::Cost => p.cost_usd,
+            Metric::Ttft => p.ttft_ms,
+            Metric::Recomputed => p.recomputed_tokens,
+        }
+    }
+    /// How much worse `current` is than `reference` (positive = worse).
+    pub fn worsening(self, reference: f64, current: f64) -> f64 {
+        match self {
+            Metric::HitRate => reference - current,
+            _ => current - reference,
+        }
+    }
+    fn show(self, v: f64) -> String {
+        match self {
+            Metric::HitRate => format!("{:.2}%", v * 100.0),
+            Metric::Cost => format!("{v:.6}"),
+            Metric::Ttft => format!("{v:.1}"),
+            Metric::Recomputed => format!("{v:.0}"),
+        }
+    }
+    fn show_delta(self, d: f64) -> String {
+        match self {
+            Metric::HitRate => format!("{:+.2} pp", d * 100.0),
+            Metric::Cost => format!("{d:+.6}"),
+            Metric::Ttft => format!("{d:+.1}"),
+            Metric::Recomputed => format!("{d:+.0}"),
+        }
+    }
+}
+
+/// "strategy A must not be worse than strategy B on a metric", per scenario and cache model.
+///
+/// Syntax: `A<=B:METRIC` (A no worse than B), `A<B:METRIC` (A strictly better), optionally with a
+/// tolerance `A<=B:METRIC+LIMIT` (A may be worse by at most LIMIT). METRIC is `cost`,
+/// `hit-rate`, `ttft` or `recomputed`; "worse" means higher, except for hit rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub text: String,
+    pub a: String,
+    pub b: String,
+    pub strict: bool,
+    pub metric: Metric,
+    pub tolerance: Option<Limit>,
+}
+
+impl Rule {
+    pub fn parse(s: &str) -> Result<Rule, String> {
+        let hint = "write A<=B:METRIC or A<B:METRIC[+LIMIT], e.g. `permission-mode<=toolset-swap:cost` or `permission-mode<=toolset-swap:hit-rate+0.01`; METRIC is cost, hit-rate, ttft or recomputed";
+        let bad = |what: &str| format!("--rule `{s}`: {what}\n  hint: {hint}");
+        let (pair, rest) = s.split_once(':').ok_or_else(|| bad("missing `:METRIC`"))?;
+        let (a, b, strict) = if let Some((a, b)) = pair.split_once("<=") {
+            (a, b, false)
+        } else if let Some((a, b)) = pair.split_once('<') {
+            (a, b, true)
+        } else {
+            return Err(bad("missing `<=` or `<` between two strategies"));
+        };
+        let (metric, tol) = match rest.split_once('+') {
+            Some((m, t)) => (m, Some(Limit::parse(t).map_err(|e| bad(&e))?)),
+            None => (rest, None),
+        };
+        let metric =
+            Metric::parse(metric).ok_or_else(|| bad(&format!("unknown metric `{metric}`")))?;
+        let (a, b) = (a.trim(), b.trim());
+        if a.is_empty() || b.is_empty() || a == b {
+            return Err(bad("name two different strategies"));
+        }
+        Ok(Rule {
+            text: s.to_string(),
+            a: a.to_string(),
+            b: b.to_string(),
+            strict,
+            metric,
+            tolerance: tol,
+        })
+    }
+}
+
+/// Thresholds on worsening against the baseline (None = not checked).
+#[derive(Debug, Clone, Default)]
+pub struct Thresholds {
+    pub hit_rate_drop: Option<Limit>,
+    pub cost_increase: Option<Limit>,
+    pub ttft_increase: Option<Limit>,
+}
+
+/// One checked figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    pub key: Key,
+    pub metric: Metric,
+    pub baseline: f64,
+    pub current: f64,
+    pub limit: Limit,
+    pub failed: bool,
+}
+
+/// One rule applied to one scenario x cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleCheck {
+    pub rule: String,
+    pub scenario: String,
+    pub cache: String,
+    pub a: f64,
+    pub b: f64,
+    pub metric: Metric,
+    pub failed: bool,
+}
+
+/// The gate's verdict.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub checks: Vec<Check>,
+    pub rules: Vec<RuleCheck>,
+    /// Baseline points absent from the current run (a failure: the gate cannot vouch for them).
+    pub missing: Vec<Key>,
+    /// Current points the baseline does not have (informational).
+    pub added: Vec<Key>,
+    /// Rules that matched no scenario x cache holding both strategies.
+    pub unmatched_rules: Vec<String>,
+}
+
+impl Outcome {
+    pub fn failures(&self) -> usize {
+        self.checks.iter().filter(|c| c.failed).count()
+            + self.rules.iter().filter(|r| r.failed).count()
+            + self.missing.len()
+            + self.unmatched_rules.len()
+    }
+    pub fn passed(&self) -> bool {
+        self.failures() == 0
+    }
+}
+
+/// Rounding slack: CSV values carry 4-6 decimals, so smaller differences are not changes.
+const EPS: f64 = 1e-9;
+
+/// Compares `current` with `baseline`.
+pub fn compare(baseline: &Dataset, current: &Dataset, t: &Thresholds, rules: &[Rule]) -> Outcome {
+    let mut out = Outcome::default();
+    for (key, b) in &baseline.points {
+        let Some(c) = current.points.get(key) else {
+            out.missing.push(key.clone());
+            continue;
+        };
+        for (metric, limit) in [
+            (Metric::HitRate, t.hit_rate_drop),
+            (Metric::Cost, t.cost_increase),
+            (Metric::Ttft, t.ttft_increase),
+        ] {
+            let Some(limit) = limit else { continue };
+            let (bv, cv) = (metric.value(b), metric.value(c));
+            let worse = metric.worsening(bv, cv);
+            out.checks.push(Check {
+                key: key.clone(),
+                metric,
+                baseline: bv,
+                current: cv,
+                limit,
+                failed: worse > limit.allowed(bv) + EPS,
+            });
+        }
+    }
+    out.added = current
+        .points
+        .keys()
+        .filter(|k| !baseline.points.contains_key(*k))
+        .cloned()
+        .collect();
+    for rule in rules {
+        let mut matched = false;
+        for ((scenario, strategy, cache), a) in &current.points {
+            if *strategy != rule.a {
+                continue;
+            }
+            let Some(b) = current
+                .points
+                .get(&(scenario.clone(), rule.b.clone(), cache.clone()))
+            else {
+                continue;
+            };
+            matched = true;
+            let (av, bv) = (rule.metric.value(a), rule.metric.value(b));
+            let worse = rule.metric.worsening(bv, av);
+            let allowed = rule.tolerance.map_or(0.0, |l| l.allowed(bv));
+            let failed = if rule.strict {
+                worse >= -EPS + allowed
+            } else {
+                worse > allowed + EPS
+            };
+            out.rules.push(RuleCheck {
+                rule: rule.text.clone(),
+                scenario: scenario.clone(),
+                cache: cache.clone(),
+                a: av,
+                b: bv,
+                metric: rule.metric,
+                failed,
+            });
+        }
+        if !matched {
+            out.unmatched_rules.push(rule.text.clone());
+        }
+    }
+    out
+}
+
+fn pct_change(b: f64, c: f64) -> String {
+    if b.abs() < EPS {
+        String::new()
+    } else {
+        format!(" ({:+.1}%)", (c - b) / b.abs() * 100.0)
+    }
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Break reasons of the current run for `key`, marking those the baseline did not have.
+fn break_note(key: &Key, baseline: &Dataset, current: &Dataset) -> String {
+    let Some(cur) = current.breaks.as_ref().and_then(|b| b.get(key)) else {
+        return "(no per-request rows)".to_string();
+    };
+    if cur.is_empty() {
+        return "none".to_string();
+    }
+    let base = baseline.breaks.as_ref().and_then(|b| b.get(key));
+    cur.iter()
+        .map(|r| {
+            let new = base.is_some_and(|v| !v.contains(r));
+            format!(
+                "{}request {}: {}",
+                if new { "**new** " } else { "" },
+                r.request,
+                r.reason
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("<br>")
+}
+
+/// The Markdown summary for `$GITHUB_STEP_SUMMARY` or a PR comment.
+pub fn markdown(
+    outcome: &Outcome,
+    baseline: &Dataset,
+    current: &Dataset,
+    t: &Thresholds,
+) -> String {
+    let mut s = String::new();
+    let n = outcome.failures();
+    if n == 0 {
+        let _ = writeln!(s, "## plancache compare: passed\n");
+    } else {
+        let _ = writeln!(
+            s,
+            "## plancache compare: FAILED ({n} violation{})\n",
+            if n == 1 { "" } else { "s" }
+        );
+    }
+    let show = |l: Option<Limit>| l.map_or("not checked".to_string(), |l| l.to_string());
+    let _ = writeln!(
+        s,
+        "Baseline `{}` ({} points), current `{}` ({} points). Limits: hit-rate drop {}, cost increase {}, TTFT increase {}.\n",
+        baseline.source,
+        baseline.points.len(),
+        current.source,
+        current.points.len(),
+        show(t.hit_rate_drop),
+        show(t.cost_increase),
+        show(t.ttft_increase)
+    );
+    let failed: Vec<&Check> = outcome.checks.iter().filter(|c| c.failed).collect();
+    if !failed.is_empty() {
+        s.push_str("### Regressions\n\n| scenario | strategy | cache | metric | baseline | current | change | limit | cache breaks (current run) |\n|---|---|---|---|---|---|---|---|---|\n");
+        for c in failed {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {}{} | {} | {} |",
+                md_cell(&c.key.0),
+                md_cell(&c.key.1),
+                md_cell(&c.key.2),
+                c.metric.name(),
+                c.metric.show(c.baseline),
+                c.metric.show(c.current),
+                c.metric.show_delta(c.current - c.baseline),
+                pct_change(c.baseline, c.current),
+                c.limit,
+                md_cell(&break_note(&c.key, baseline, current))
+            );
+        }
+        s.push('\n');
+    }
+    if !outcome.missing.is_empty() {
+        s.push_str("### Missing from the current run\n\n");
+        for k in &outcome.missing {
+            let _ = writeln!(s, "- {} / {} / {}", k.0, k.1, k.2);
+        }
+        s.push('\n');
+    }
+    if !outcome.rules.is_empty() || !outcome.unmatched_rules.is_empty() {
+        s.push_str(
+            "### Rules\n\n| | rule | scenario | cache | A | B |\n|---|---|---|---|---|---|\n",
+        );
+        for r in &outcome.rules {
+            let _ = writeln!(
+                s,
+                "| {} | `{}` | {} | {} | {} | {} |",
+                if r.failed { "FAIL" } else { "ok" },
+                md_cell(&r.rule),
+                md_cell(&r.scenario),
+                md_cell(&r.cache),
+                r.metric.show(r.a),
+                r.metric.show(r.b)
+            );
+        }
+        for r in &outcome.unmatched_rules {
+            let _ = writeln!(
+                s,
+                "| FAIL | `{}` | - | - | no scenario x cache has both strategies | |",
+                md_cell(r)
+            );
+        }
+        s.push('\n');
+    }
+    if !outcome.added.is_empty() {
+        s.push_str("### New in the current run (not gated)\n\n");
+        for k in &outcome.added {
+            let _ = writeln!(s, "- {} / {} / {}", k.0, k.1, k.2);
+        }
+        s.push('\n');
+    }
+    // Every compared point, folded, so a passing run still shows its numbers.
+    s.push_str("<details><summary>All compared points</summary>\n\n| scenario | strategy | cache | metric | baseline | current | change |\n|---|---|---|---|---|---|---|\n");
+    for c in &outcome.checks {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {}{} |",
+            md_cell(&c.key.0),
+            md_cell(&c.key.1),
+            md_cell(&c.key.2),
+            c.metric.name(),
+            c.metric.show(c.baseline),
+            c.metric.show(c.current),
+            c.metric.show_delta(c.current - c.baseline),
+            pct_change(c.baseline, c.current)
+        );
+    }
+    s.push_str("\n</details>\n");
+    s
+}
+
+/// The distinct cache models of a dataset, in key order.
+pub fn caches(d: &Dataset) -> Vec<String> {
+    let mut v: Vec<String> = d.points.keys().map(|k| k.2.clone()).collect();
+    v.dedup();
+    v.sort();
+    v.dedup();
+    v
+}

@@ -1,0 +1,542 @@
+//! Parameter sweeps: a TOML grid over scenario-generator parameters and replay options, run in
+//! parallel, one CSV row per point, sliceable into deterministic shards that `merge` joins back.
+//!
+//! ```toml
+//! name = "history-reset-vs-permission-mode"
+//! [compare]              # optional: the break-even heatmap
+//! a = "history-reset"
+//! b = "permission-mode"
+//! metric = "cost"        # cost | hit-rate | recomputed | ttft
+//! x = "exploration_rounds"
+//! y = "implementation_turns"
+//! [base]                 # generator parameters shared by every point
+//! seed = 7
+//! [grid]                 # one list per axis; the grid is their cartesian product
+//! exploration_rounds = [1, 4, 8]
+//! implementation_turns = [1, 4, 8]
+//! strategy = ["history-reset", "permission-mode"]
+//! cache = ["anthropic"]
+//! ```
+//!
+//! `strategy`, `cache` and `ttl` (`"5m"` or `"1h"`: the TTL class of every breakpoint of the
+//! `anthropic*` cache models) are replay options; every other axis (and every `[base]` key) is a
+//! generator parameter (`scenario::GeneratorParams`: `exploration_rounds`, `tool_tokens`,
+//! `review_wait`, `model` for the model and hence its prices, ...). A grid without `strategy` sweeps `compare.a` and `compare.b`; a grid
+//! without `cache` uses the default cache model.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::Deserialize;
+
+use crate::cache;
+use crate::engine::{self, ReplayEnv};
+use crate::metrics::SUMMARY_COLUMNS;
+use crate::prompt::{Encoding, Tokenizer, Ttl};
+use crate::scenario::{generate, to_toml, GeneratorParams, Session};
+use crate::strategy::{self, Strategy};
+
+/// Axes the replay consumes; every other axis goes to the scenario generator.
+pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl"];
+
+/// Builds the session a point replays from its generator parameters.
+pub trait ScenarioSource: Sync {
+    fn session(&self, params: &toml::Table) -> Result<Session, String>;
+}
+
+impl<F> ScenarioSource for F
+where
+    F: Fn(&toml::Table) -> Result<Session, String> + Sync,
+{
+    fn session(&self, params: &toml::Table) -> Result<Session, String> {
+        self(params)
+    }
+}
+
+/// The heatmap's question: where does strategy `a` beat strategy `b` on `metric`?
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakEven {
+    pub a: String,
+    pub b: String,
+    #[serde(default = "default_metric")]
+    pub metric: String,
+    pub x: String,
+    pub y: String,
+}
+
+fn default_metric() -> String {
+    "cost".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    compare: Option<BreakEven>,
+    #[serde(default)]
+    base: toml::Table,
+    grid: toml::Table,
+}
+
+/// One axis: a name and its values in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<toml::Value>,
+}
+
+/// A parsed sweep file.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: String,
+    pub compare: Option<BreakEven>,
+    pub base: toml::Table,
+    /// Axes in key order (the CSV's column order); the last varies fastest.
+    pub axes: Vec<Axis>,
+}
+
+/// How a value appears in the CSV and in messages.
+pub fn show(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The CSV column holding `metric`, and whether higher is better.
+pub fn metric_column(metric: &str) -> Option<(&'static str, bool)> {
+    match metric {
+        "cost" => Some(("cost_usd", false)),
+        "hit-rate" => Some(("hit_rate", true)),
+        "recomputed" => Some(("recomputed_tokens", false)),
+        "ttft" => Some(("ttft_ms", false)),
+        _ => None,
+    }
+}
+
+impl Sweep {
+    pub fn load(path: &Path) -> Result<Sweep, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read sweep file: {e}", path.display()))?;
+        Sweep::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Sweep, String> {
+        let f = path.display();
+        let file: SweepFile = toml::from_str(text).map_err(|e| {
+            format!("{f}: {}\n  hint: a sweep file has `name`, optional `description` and `[compare]` (a, b, metric, x, y), `[base]` generator parameters and `[grid]` lists; see docs/sweep.md", e.to_string().trim_end())
+        })?;
+        let mut axes = Vec::new();
+        for (name, v) in &file.grid {
+            let values = match v {
+                toml::Value::Array(a) if !a.is_empty() => a.clone(),
+                _ => {
+                    return Err(format!(
+                        "{f}: [grid] {name}: expected a non-empty list of values\n  hint: e.g. {name} = [1, 2, 4]"
+                    ))
+                }
+            };
+            if file.base.contains_key(name) {
+                return Err(format!(
+                    "{f}: `{name}` is both in [base] and in [grid]\n  hint: keep it in one of them"
+                ));
+            }
+            axes.push(Axis {
+                name: name.clone(),
+                values,
+            });
+        }
+        let has = |axes: &[Axis], n: &str| axes.iter().any(|a| a.name == n);
+        if !has(&axes, "strategy") {
+            let Some(c) = &file.compare else {
+                return Err(format!(
+                    "{f}: [grid] has no `strategy` axis and there is no [compare]\n  hint: add strategy = [\"permission-mode\", \"toolset-swap\"] to [grid]"
+                ));
+            };
+            axes.push(Axis {
+                name: "strategy".into(),
+                values: vec![c.a.clone().into(), c.b.clone().into()],
+            });
+        }
+        if !has(&axes, "cache") {
+            axes.push(Axis {
+                name: "cache".into(),
+                values: vec![cache::DEFAULT_CACHE.into()],
+            });
+        }
+        axes.sort_by(|a, b| a.name.cmp(&b.name));
+        for axis in &axes {
+            if OPTION_AXES.contains(&axis.name.as_str()) {
+                for v in &axis.values {
+                    let name = v.as_str().ok_or_else(|| {
+                        format!("{f}: [grid] {}: `{v}` must be a name in quotes", axis.name)
+                    })?;
+                    if axis.name == "strategy" {
+                        strategy::parse_list(name)
+                            .map_err(|e| format!("{f}: [grid] strategy: {e}"))?;
+                    } else if axis.name == "ttl" {
+                        parse_ttl(name).map_err(|e| format!("{f}: [grid] ttl: {e}"))?;
+                    } else if !cache::CACHE_NAMES.contains(&name) {
+                        return Err(format!(
+                            "{f}: [grid] cache: unknown cache model `{name}`\n  hint: one of {}",
+                            cache::CACHE_NAMES.join(", ")
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(c) = &file.compare {
+            if metric_column(&c.metric).is_none() {
+                return Err(format!(
+                    "{f}: [compare] metric `{}` is unknown\n  hint: cost, hit-rate, recomputed or ttft",
+                    c.metric
+                ));
+            }
+            for (k, v) in [("x", &c.x), ("y", &c.y)] {
+                if !axes.iter().any(|a| &a.name == v) || OPTION_AXES.contains(&v.as_str()) {
+                    return Err(format!(
+                        "{f}: [compare] {k} = \"{v}\" is not a generator axis of [grid]\n  hint: name one of: {}",
+                        axes.iter()
+                            .filter(|a| !OPTION_AXES.contains(&a.name.as_str()))
+                            .map(|a| a.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
+            let strategies = axes
+                .iter()
+                .find(|a| a.name == "strategy")
+                .map(|a| a.values.iter().map(show).collect::<Vec<_>>())
+                .unwrap_or_default();
+            for s in [&c.a, &c.b] {
+                if !strategies.contains(s) {
+                    return Err(format!(
+                        "{f}: [compare] strategy `{s}` is not in [grid] strategy\n  hint: add it to the strategy list"
+                    ));
+                }
+            }
+        }
+        Ok(Sweep {
+            path: path.to_path_buf(),
+            name: file.name,
+            description: file.description,
+            compare: file.compare,
+            base: file.base,
+            axes,
+        })
+    }
+
+    /// Number of points in the whole grid.
+    pub fn len(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The point with this index (0-based; the last axis varies fastest).
+    pub fn point(&self, index: usize) -> Vec<&toml::Value> {
+        let mut rest = index;
+        let mut out = vec![&self.axes[0].values[0]; self.axes.len()];
+        for (i, a) in self.axes.iter().enumerate().rev() {
+            out[i] = &a.values[rest % a.values.len()];
+            rest /= a.values.len();
+        }
+        out
+    }
+
+    /// The CSV header: `point`, one column per axis except strategy and cache, then the summary
+    /// columns (which carry strategy and cache).
+    pub fn header(&self) -> Vec<String> {
+        let mut h = vec!["point".to_string()];
+        h.extend(
+            self.axes
+                .iter()
+                .filter(|a| a.name != "strategy" && a.name != "cache")
+                .map(|a| a.name.clone()),
+        );
+        h.extend(SUMMARY_COLUMNS.iter().map(|s| s.to_string()));
+        h
+    }
+
+    /// Replays one point and returns its CSV row.
+    pub fn run_point(
+        &self,
+        index: usize,
+        source: &dyn ScenarioSource,
+        env: &ReplayEnv,
+    ) -> Result<Vec<String>, String> {
+        let values = self.point(index);
+        let mut params = self.base.clone();
+        let mut strategy_name = String::new();
+        let mut cache_name = String::new();
+        let mut env = env.clone();
+        let mut cells = vec![(index + 1).to_string()];
+        for (axis, v) in self.axes.iter().zip(&values) {
+            match axis.name.as_str() {
+                "strategy" => strategy_name = show(v),
+                "cache" => cache_name = show(v),
+                "ttl" => {
+                    let ttl = parse_ttl(&show(v))?;
+                    for c in [
+                        &mut env.caches.anthropic,
+                        &mut env.caches.anthropic_auto,
+                        &mut env.caches.anthropic_explicit,
+                    ] {
+                        c.system_ttl = ttl;
+                        c.message_ttl = ttl;
+                    }
+                    cells.push(show(v));
+                }
+                name => {
+                    params.insert(name.to_string(), (*v).clone());
+                    cells.push(show(v));
+                }
+            }
+        }
+        let place = || {
+            format!(
+                "{}: point {} ({})",
+                self.path.display(),
+                index + 1,
+                self.axes
+                    .iter()
+                    .zip(&values)
+                    .map(|(a, v)| format!("{}={}", a.name, show(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let session = source
+            .session(&params)
+            .map_err(|e| format!("{}: {e}", place()))?;
+        let strategies: Vec<Box<dyn Strategy>> = strategy::parse_list(&strategy_name)?;
+        let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;
+        let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), &env)
+            .map_err(|e| format!("{}: {e}", place()))?;
+        cells.extend(replay.summary().cells());
+        Ok(cells)
+    }
+}
+
+fn parse_ttl(s: &str) -> Result<Ttl, String> {
+    match s {
+        "5m" => Ok(Ttl::FiveMinutes),
+        "1h" => Ok(Ttl::OneHour),
+        other => Err(format!(
+            "`{other}` is not a TTL class\n  hint: \"5m\" or \"1h\""
+        )),
+    }
+}
+
+/// Sessions from the seeded scenario generator: the point's parameters are `GeneratorParams`
+/// fields (unnamed ones keep their defaults).
+pub struct Generated {
+    tokenizers: Vec<Arc<Tokenizer>>,
+}
+
+impl Default for Generated {
+    fn default() -> Self {
+        Generated {
+            tokenizers: [Encoding::O200kBase, Encoding::Cl100kBase]
+                .into_iter()
+                .map(|e| Arc::new(Tokenizer::new(e)))
+                .collect(),
+        }
+    }
+}
+
+impl ScenarioSource for Generated {
+    fn session(&self, params: &toml::Table) -> Result<Session, String> {
+        let p: GeneratorParams = toml::Value::Table(params.clone())
+            .try_into()
+            .map_err(|e| format!("generator parameters: {}\n  hint: see `plancache generate --help` for the parameter names", e.to_string().trim_end()))?;
+        p.validate()
+            .map_err(|e| format!("generator parameters: {e}"))?;
+        let scenario = generate(&p);
+        let text = to_toml(&scenario)?;
+        let tok = self
+            .tokenizers
+            .iter()
+            .find(|t| t.encoding() == scenario.tokenizer)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Tokenizer::new(scenario.tokenizer)));
+        let path = PathBuf::from(format!("{}.toml", scenario.name));
+        Session::new(scenario, &path, &text, tok).map_err(|e| e.to_string())
+    }
+}
+
+/// A deterministic slice of the grid: shard `i` of `n` (1-based) takes points `i-1, i-1+n, ...`,
+/// so shards get interleaved points and similar amounts of work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// `I/N` with 1 <= I <= N.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || {
+            format!("`{s}` is not a shard\n  hint: write I/N with 1 <= I <= N, e.g. --shard 2/4")
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    pub fn all() -> Shard {
+        Shard { index: 1, count: 1 }
+    }
+
+    /// The point indices (0-based) of this shard.
+    pub fn indices(self, total: usize) -> Vec<usize> {
+        (self.index - 1..total).step_by(self.count).collect()
+    }
+}
+
+/// Runs the points of a shard in parallel; rows come back in point order. Shows a progress bar
+/// when stderr is a terminal.
+pub fn run(
+    sweep: &Sweep,
+    shard: Shard,
+    source: &dyn ScenarioSource,
+    env: &ReplayEnv,
+) -> Result<Vec<Vec<String>>, String> {
+    let indices = shard.indices(sweep.len());
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(indices.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{prefix} [{bar:40}] {pos}/{len} points, {eta} left",
+        ) {
+            b.set_style(style.progress_chars("=> "));
+        }
+        b.set_prefix(sweep.name.clone());
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let rows = indices
+        .par_iter()
+        .map(|&i| {
+            let r = sweep.run_point(i, source, env);
+            bar.inc(1);
+            r
+        })
+        .collect::<Result<Vec<_>, String>>();
+    bar.finish_and_clear();
+    rows
+}
+
+/// CSV bytes of a header and rows.
+pub fn to_csv(header: &[String], rows: &[Vec<String>]) -> Result<Vec<u8>, String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header).map_err(|e| e.to_string())?;
+    for r in rows {
+        w.write_record(r).map_err(|e| e.to_string())?;
+    }
+    w.into_inner().map_err(|e| e.to_string())
+}
+
+/// Parsed sweep CSV: header and rows.
+pub fn read_csv(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r
+        .headers()
+        .map_err(|e| format!("{}: line 1: not CSV: {e}", path.display()))?
+        .iter()
+        .map(String::from)
+        .collect();
+    if header.first().map(String::as_str) != Some("point") {
+        return Err(format!(
+            "{}: line 1: the first column is not `point`\n  hint: pass CSV files written by `plancache sweep`",
+            path.display()
+        ));
+    }
+    let mut rows = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
+        rows.push(rec.iter().map(String::from).collect());
+    }
+    Ok((header, rows))
+}
+
+/// Joins shard outputs into the bytes the unsharded sweep writes: same header, rows in point
+/// order. With `expected`, checks that every point 1..=expected is present exactly once.
+pub fn merge(
+    inputs: &[(PathBuf, String)],
+    expected: Option<usize>,
+) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+    let mut header: Option<(Vec<String>, &Path)> = None;
+    let mut by_point: BTreeMap<usize, (Vec<String>, &Path)> = BTreeMap::new();
+    for (path, text) in inputs {
+        let (h, rows) = read_csv(path, text)?;
+        match &header {
+            None => header = Some((h, path)),
+            Some((first, fp)) if *first != h => {
+                return Err(format!(
+                    "{}: header differs from {}\n  hint: merge shards of the same sweep file",
+                    path.display(),
+                    fp.display()
+                ))
+            }
+            Some(_) => {}
+        }
+        for (k, row) in rows.into_iter().enumerate() {
+            let p: usize = row[0].parse().map_err(|_| {
+                format!(
+                    "{}: line {}: point `{}` is not a number",
+                    path.display(),
+                    k + 2,
+                    row[0]
+                )
+            })?;
+            if let Some((_, other)) = by_point.get(&p) {
+                return Err(format!(
+                    "{}: point {p} is also in {}\n  hint: each shard I/N of one sweep holds different points; pass each shard once",
+                    path.display(),
+                    other.display()
+                ));
+            }
+            by_point.insert(p, (row, path));
+        }
+    }
+    let Some((header, _)) = header else {
+        return Err(
+            "no shard files given\n  hint: plancache merge out/shard-*.csv --out out".into(),
+        );
+    };
+    if let Some(n) = expected {
+        let missing: Vec<String> = (1..=n)
+            .filter(|p| !by_point.contains_key(p))
+            .map(|p| p.to_string())
+            .collect();
+        if !missing.is_empty() || by_point.len() != n {
+            return Err(format!(
+                "the shards hold {} of {n} points; missing: {}\n  hint: run every shard I/N of the sweep before merging",
+                by_point.len(),
+                if missing.len() > 12 {
+                    format!("{} and {} more", missing[..12].join(", "), missing.len() - 12)
+                } else {
+                    missing.join(", ")
+                }
+            ));
+        }
+    }
+    Ok((header, by_point.into_values().map(|(r, _)| r).collect()))
+}
