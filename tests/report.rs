@@ -95,7 +95,9 @@ fn verdict_is_computed_from_the_rows() {
     // The swap removes tools when entering plan mode (request 2) and restores them after
     // approval (request 6): both breaks are tool-list changes against the previous request.
     assert!(
-        v.contains("toolset-swap breaks the cache at requests 2 and 6 because the tools list changed."),
+        v.contains(
+            "toolset-swap breaks the cache at requests 2 and 6 because the tools list changed."
+        ),
         "{v}"
     );
 }
