@@ -743,3 +743,29 @@ fn speed_toggle_invalidates_system_and_messages_but_not_tools() {
     think.settings.thinking_budget = Some(4096);
     assert_eq!(send(c.as_mut(), &think).cached_tokens, 6300);
 }
+
+#[test]
+fn plan_mode_transitions_do_not_break_claude_codes_cache() {
+    // §8: under Claude Code's layout and permission-mode (tools and system never change), every
+    // request after the first reads at least 99% of the previous request's prompt, plan-mode
+    // entry, ExitPlanMode, approval and rejection included.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let strategy = plancache::strategy::parse_list("permission-mode").unwrap();
+    let env = ReplayEnv::default();
+    for file in ["scenarios/auth-plan.toml", "scenarios/exercise-3.toml"] {
+        let session = Session::load(&root.join(file), None).unwrap();
+        let mut c = cache::build("anthropic", &env.prices).unwrap();
+        let replay = engine::replay(&session, strategy[0].as_ref(), c.as_mut(), &env).unwrap();
+        for pair in replay.rows.windows(2) {
+            let (prev, cur) = (&pair[0], &pair[1]);
+            assert!(
+                cur.cached_tokens * 100 >= prev.prompt_tokens * 99,
+                "{file} request {}: read {} of the previous {}",
+                cur.request,
+                cur.cached_tokens,
+                prev.prompt_tokens
+            );
+            assert_eq!(cur.break_reason, "", "{file} request {}", cur.request);
+        }
+    }
+}
