@@ -108,6 +108,16 @@ struct Stream {
     loaded: HashSet<String>,
     /// Set for a subagent stream.
     agent: Option<AgentStream>,
+    /// The segments of the stream's previous request, reused (not re-cloned) by the next one:
+    /// building request n then costs what it adds, not its length.
+    sent: Vec<Arc<Segment>>,
+    /// How many of `sent` came before the conversation (tools and system).
+    sent_head: usize,
+    /// How many conversation segments `sent` holds.
+    sent_conversation: usize,
+    /// Lowest conversation index replaced or removed since the previous request (`usize::MAX`
+    /// when the conversation was only appended to).
+    dirty_from: usize,
 }
 
 /// What a subagent stream has of its own.
@@ -127,7 +137,45 @@ impl Stream {
             context: Vec::new(),
             loaded: HashSet::new(),
             agent: None,
+            sent: Vec::new(),
+            sent_head: 0,
+            sent_conversation: 0,
+            dirty_from: 0,
         }
+    }
+
+    /// Marks the conversation as changed from index `at` on (anything but an append).
+    fn touched(&mut self, at: usize) {
+        self.dirty_from = self.dirty_from.min(at);
+    }
+
+    /// The prompt segments of the next request: `head` (tools and system) then the conversation.
+    /// Reuses the previous request's segment list: only segments after the longest unchanged
+    /// prefix are cloned in, so the cost is what the request adds.
+    fn request_segments(&mut self, head: Vec<Arc<Segment>>) -> Vec<Arc<Segment>> {
+        let mut segs = std::mem::take(&mut self.sent);
+        let same_head =
+            head.len() == self.sent_head && head.iter().zip(&segs).all(|(a, b)| Arc::ptr_eq(a, b));
+        if same_head {
+            let keep = self
+                .dirty_from
+                .min(self.sent_conversation)
+                .min(self.conversation.len());
+            segs.truncate(self.sent_head + keep);
+            segs.extend(self.conversation[keep..].iter().cloned());
+        } else {
+            segs.clear();
+            segs.extend(head);
+            segs.extend(self.conversation.iter().cloned());
+        }
+        self.sent_head = segs.len() - self.conversation.len();
+        self.sent_conversation = self.conversation.len();
+        self.dirty_from = usize::MAX;
+        debug_assert!(segs[self.sent_head..]
+            .iter()
+            .zip(&self.conversation)
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        segs
     }
 
     fn context_segments(&self) -> Vec<Arc<Segment>> {
@@ -426,6 +474,7 @@ impl Replayer<'_> {
                 let size = summary.len();
                 main.conversation = main.context_segments();
                 main.conversation.push(summary);
+                main.touched(0);
                 main.loaded.clear();
                 record(
                     trace,
@@ -448,6 +497,7 @@ impl Replayer<'_> {
                             main.conversation.iter().position(|s| Arc::ptr_eq(s, old))
                         {
                             main.conversation[pos] = seg.clone();
+                            main.dirty_from = main.dirty_from.min(pos);
                         }
                         *old = seg;
                     }
@@ -561,7 +611,7 @@ impl Replayer<'_> {
             }
             None => model,
         };
-        segments.extend(stream.conversation.iter().cloned());
+        let segments = stream.request_segments(segments);
         let request = Request {
             index: self.out.rows.len(),
             stream: stream.name.clone(),
@@ -583,6 +633,7 @@ impl Replayer<'_> {
             session,
         )?;
         self.out.rows.push(row);
+        stream.sent = request.segments;
         stream.conversation.push(reply);
         for (j, call) in turn.calls.iter().enumerate() {
             let tool = stream
@@ -749,10 +800,13 @@ impl Replayer<'_> {
             let mut stream = Stream::new(&a.name, tools, main.clock_ms);
             stream.agent = Some(AgentStream {
                 system: session
-                    .system_blocks(&a.system.to_vec(), &match &a.agent_type {
-                        Some(t) => format!("agent-type:{t}:system"),
-                        None => format!("agent:{}:system", a.name),
-                    })
+                    .system_blocks(
+                        &a.system.to_vec(),
+                        &match &a.agent_type {
+                            Some(t) => format!("agent-type:{t}:system"),
+                            None => format!("agent:{}:system", a.name),
+                        },
+                    )
                     .map_err(|e| scenario_err(at, e))?,
                 model: a.model.clone(),
             });
@@ -869,6 +923,8 @@ impl Replayer<'_> {
             let context = stream.context_segments();
             self.strategy
                 .after_approval(session, &mut stream.conversation, &context, approval);
+            // The strategy may rewrite the history (a fresh conversation, say).
+            stream.touched(0);
             // A fresh conversation no longer holds the tool references it loaded.
             let loaded: Vec<String> = stream.loaded.iter().cloned().collect();
             for name in loaded {
