@@ -2,11 +2,14 @@
 //!
 //! Unbounded, no minimum, no expiry, no rounding: a request reuses the longest token-level prefix
 //! it shares with anything computed before on the same model (earlier prompts and their visible
-//! replies). Stored as a trie of segments so a lookup walks segments, not tokens.
+//! replies). Stored as a trie of segments so a lookup walks segments, not tokens; each stream
+//! remembers the trie node after every segment it sent, so a request that extends the stream's
+//! previous one walks only its new segments (the trie only grows, so those nodes stay valid).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::cursor::{Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, ReuseStop};
 use crate::prompt::{ContentId, Request, Segment};
 
@@ -15,29 +18,42 @@ struct Node {
     children: HashMap<ContentId, (Arc<Segment>, usize)>,
 }
 
+/// A stream's last request (prompt, then reply once stored) and the trie node after each of its
+/// leading segments that the trie holds.
+#[derive(Debug, Default)]
+struct StreamState {
+    cursor: Cursor,
+    path: Vec<usize>,
+}
+
+impl StreamState {
+    /// Moves to `segments`; keeps the nodes of the unchanged prefix.
+    fn advance(&mut self, segments: &[Arc<Segment>]) {
+        let keep = self.cursor.advance(segments, [0; 3]);
+        self.path.truncate(keep);
+    }
+
+    /// Walks `trie` from the deepest known node along the cursor's segments while the trie
+    /// holds them; returns the index of the first segment it does not hold.
+    fn walk(&mut self, trie: &[Node]) -> usize {
+        let segs = self.cursor.segments();
+        while self.path.len() < segs.len() {
+            let node = self.path.last().copied().unwrap_or(0);
+            match trie[node].children.get(&segs[self.path.len()].id) {
+                Some((_, child)) => self.path.push(*child),
+                None => break,
+            }
+        }
+        self.path.len()
+    }
+}
+
 /// Unbounded token-level longest-common-prefix cache (per model).
 #[derive(Debug, Default)]
 pub struct IdealCache {
     /// One trie per model; node 0 of each is the root.
     tries: HashMap<String, Vec<Node>>,
-}
-
-impl IdealCache {
-    fn insert(trie: &mut Vec<Node>, segments: impl Iterator<Item = Arc<Segment>>) {
-        let mut node = 0;
-        for seg in segments {
-            let next = match trie[node].children.get(&seg.id) {
-                Some((_, child)) => *child,
-                None => {
-                    trie.push(Node::default());
-                    let child = trie.len() - 1;
-                    trie[node].children.insert(seg.id, (seg.clone(), child));
-                    child
-                }
-            };
-            node = next;
-        }
-    }
+    streams: Streams<StreamState>,
 }
 
 fn common_prefix(a: &[u32], b: &[u32]) -> usize {
@@ -55,7 +71,9 @@ impl CacheModel for IdealCache {
     }
 
     fn lookup(&mut self, req: &Request) -> CacheOutcome {
-        let prompt = req.prompt_tokens();
+        let st = self.streams.get(&req.stream, &req.model);
+        st.advance(&req.segments);
+        let prompt = st.cursor.total();
         let mut outcome = CacheOutcome {
             prompt_tokens: prompt,
             ..CacheOutcome::default()
@@ -76,15 +94,11 @@ impl CacheModel for IdealCache {
             });
             return outcome;
         };
-        let mut node = 0;
-        let mut cached = 0u64;
-        for seg in &req.segments {
-            if let Some((_, child)) = trie[node].children.get(&seg.id) {
-                cached += seg.len() as u64;
-                node = *child;
-                continue;
-            }
+        let held = st.walk(trie);
+        let mut cached = st.cursor.start(held);
+        if let Some(seg) = req.segments.get(held) {
             // Partial reuse inside this segment: the longest token prefix of any cached sibling.
+            let node = st.path.last().copied().unwrap_or(0);
             let partial = trie[node]
                 .children
                 .values()
@@ -98,7 +112,6 @@ impl CacheModel for IdealCache {
                 segment: seg.label.clone(),
                 reason: BreakReason::PrefixChanged,
             });
-            break;
         }
         outcome.cached_tokens = cached;
         outcome.write_5m_tokens = prompt - cached;
@@ -110,6 +123,18 @@ impl CacheModel for IdealCache {
             .tries
             .entry(req.model.clone())
             .or_insert_with(|| vec![Node::default()]);
-        Self::insert(trie, req.segments.iter().chain(req.reply.iter()).cloned());
+        let st = self.streams.get(&req.stream, &req.model);
+        st.advance(&req.segments);
+        st.cursor.extend(&req.reply);
+        // Insert what the trie lacks: the prompt and reply after the longest held prefix.
+        let held = st.walk(trie);
+        let mut node = st.path.last().copied().unwrap_or(0);
+        for seg in &st.cursor.segments()[held..] {
+            trie.push(Node::default());
+            let child = trie.len() - 1;
+            trie[node].children.insert(seg.id, (seg.clone(), child));
+            st.path.push(child);
+            node = child;
+        }
     }
 }

@@ -8,6 +8,7 @@
 pub mod anthropic;
 mod common;
 pub mod config;
+mod cursor;
 mod ideal;
 pub mod latency;
 pub mod openai;

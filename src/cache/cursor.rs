@@ -1,0 +1,271 @@
+//! Per-stream memory of the previous request, so a cache model re-derives only what is new.
+//!
+//! Consecutive requests of one stream share most of their segments: the engine reuses the very
+//! same `Arc<Segment>`s, and appends. A [`Cursor`] keeps the previous request's segments alive
+//! together with what a model derived from them (cumulative token ends, chained prefix hashes);
+//! the next request is compared by pointer, the shared prefix is kept and only the rest is
+//! derived again. Holding the `Arc`s is what makes pointer equality a sound test of identity: a
+//! segment the cursor still references cannot be freed and its address reused.
+//!
+//! The comparison itself is linear in the segment count but costs well under a nanosecond per
+//! segment (pointer compares, eight at a time); everything token-sized is incremental.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::common;
+use super::{BreakReason, ReuseStop};
+use crate::prompt::{Level, Segment};
+
+/// Length of the longest common prefix of `a` and `b` by identity (`Arc::ptr_eq`).
+pub(crate) fn same_prefix(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    // Eight at a time without early exit inside a chunk, so the compiler can vectorise it.
+    while i + 8 <= n {
+        let mut eq = true;
+        for j in 0..8 {
+            eq &= std::ptr::eq(Arc::as_ptr(&a[i + j]), Arc::as_ptr(&b[i + j]));
+        }
+        if !eq {
+            break;
+        }
+        i += 8;
+    }
+    while i < n && Arc::ptr_eq(&a[i], &b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// The segments a stream sent last, with their token ends and chained prefix hashes.
+#[derive(Debug, Default)]
+pub(crate) struct Cursor {
+    segs: Vec<Arc<Segment>>,
+    /// `ends[i]`: tokens up to and including segment `i`.
+    ends: Vec<u64>,
+    /// `hashes[i]`: chained hash of segments `0..=i` (see [`common::chain`]), salted per level.
+    hashes: Vec<u64>,
+    salts: [u64; 3],
+}
+
+// Some accessors serve only the models ported next.
+#[allow(dead_code)]
+impl Cursor {
+    /// Moves the cursor to `segments` hashed with level `salts`; returns how many leading
+    /// segments were kept from before (their ends and hashes were not recomputed).
+    pub fn advance(&mut self, segments: &[Arc<Segment>], salts: [u64; 3]) -> usize {
+        let keep = if salts == self.salts {
+            same_prefix(&self.segs, segments)
+        } else {
+            0
+        };
+        self.salts = salts;
+        self.truncate(keep);
+        self.extend(&segments[keep..]);
+        keep
+    }
+
+    /// Appends segments after the current ones (a reply that the next prompt repeats).
+    pub fn extend(&mut self, segments: &[Arc<Segment>]) {
+        let mut total = self.total();
+        let mut prev = self.hashes.last().copied().unwrap_or(0);
+        for s in segments {
+            total += s.len() as u64;
+            prev = common::chain(prev, s, common::salt_for(&self.salts, s.level));
+            self.segs.push(s.clone());
+            self.ends.push(total);
+            self.hashes.push(prev);
+        }
+    }
+
+    /// Keeps the first `n` segments.
+    pub fn truncate(&mut self, n: usize) {
+        self.segs.truncate(n);
+        self.ends.truncate(n);
+        self.hashes.truncate(n);
+    }
+
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    pub fn segments(&self) -> &[Arc<Segment>] {
+        &self.segs
+    }
+
+    pub fn ends(&self) -> &[u64] {
+        &self.ends
+    }
+
+    pub fn hashes(&self) -> &[u64] {
+        &self.hashes
+    }
+
+    /// Total tokens of the current segments.
+    pub fn total(&self) -> u64 {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Tokens before segment `i`.
+    pub fn start(&self, i: usize) -> u64 {
+        if i == 0 {
+            0
+        } else {
+            self.ends[i - 1]
+        }
+    }
+
+    /// Index of the segment holding token `pos`, if any (binary search).
+    pub fn segment_at(&self, pos: u64) -> Option<usize> {
+        let i = self.ends.partition_point(|&e| e <= pos);
+        (i < self.ends.len()).then_some(i)
+    }
+
+    /// The stop record for reuse ending at token `at` of the first `n` segments (the request's
+    /// prompt): the segment holding that token, else the last non-empty one, else the last one.
+    /// The same answer as [`common::stop_at`], in O(log n).
+    pub fn stop_at(&self, n: usize, at: u64, reason: BreakReason) -> Option<ReuseStop> {
+        let n = n.min(self.segs.len());
+        let i = self
+            .segment_at(at)
+            .filter(|&i| i < n)
+            .or_else(|| (0..n).rev().find(|&i| !self.segs[i].is_empty()))
+            .or_else(|| n.checked_sub(1))?;
+        let seg = &self.segs[i];
+        Some(ReuseStop {
+            at_token: at,
+            level: seg.level,
+            segment: seg.label.clone(),
+            reason,
+        })
+    }
+
+    /// Index of the first segment at `level` or later among the first `n`, or `n`.
+    pub fn first_at(&self, n: usize, level: Level) -> usize {
+        self.segs[..n.min(self.segs.len())]
+            .iter()
+            .position(|s| s.level >= level)
+            .unwrap_or(n)
+    }
+}
+
+/// One `C` per (stream, model): each stream is its own conversation, and caches keep state per
+/// model. Streams are few (main plus subagents), so models are found by a short scan.
+#[derive(Debug)]
+pub(crate) struct Streams<C> {
+    map: HashMap<String, Vec<(String, C)>>,
+}
+
+impl<C> Default for Streams<C> {
+    fn default() -> Self {
+        Streams {
+            map: HashMap::new(),
+        }
+    }
+}
+
+impl<C: Default> Streams<C> {
+    /// The state of `stream` on `model`, created empty on first use.
+    pub fn get(&mut self, stream: &str, model: &str) -> &mut C {
+        if !self.map.contains_key(stream) {
+            self.map.insert(stream.to_string(), Vec::new());
+        }
+        let per_model = self.map.get_mut(stream).expect("inserted above");
+        let i = match per_model.iter().position(|(m, _)| m == model) {
+            Some(i) => i,
+            None => {
+                per_model.push((model.to_string(), C::default()));
+                per_model.len() - 1
+            }
+        };
+        &mut per_model[i].1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompt::{Request, RequestSettings, Role, SegmentKind};
+
+    fn seg(id: u64, level: Level, len: usize) -> Arc<Segment> {
+        Arc::new(Segment {
+            id,
+            level,
+            kind: SegmentKind::Message(Role::User),
+            label: format!("s{id}"),
+            tokens: (0..len as u32).collect::<Vec<_>>().into(),
+            breakpoint: None,
+        })
+    }
+
+    fn request(segments: Vec<Arc<Segment>>) -> Request {
+        Request {
+            index: 0,
+            stream: "main".into(),
+            step: 0,
+            model: "m".into(),
+            sent_at_ms: 0,
+            segments,
+            settings: RequestSettings::default(),
+            reply: Vec::new(),
+            output_tokens: 0,
+        }
+    }
+
+    #[test]
+    fn keeps_the_identical_prefix_and_matches_a_full_recomputation() {
+        let a: Vec<_> = (0..20)
+            .map(|i| seg(i, Level::Messages, 3 + i as usize))
+            .collect();
+        let mut c = Cursor::default();
+        assert_eq!(c.advance(&a[..12], [0; 3]), 0);
+        // Same first 10 (same Arcs), then two new segments with equal ids but other Arcs:
+        // identity, not id, decides what is kept.
+        let mut b = a[..10].to_vec();
+        b.push(seg(10, Level::Messages, 13));
+        b.extend(a[11..20].iter().cloned());
+        assert_eq!(c.advance(&b, [0; 3]), 10);
+        assert_eq!(c.hashes(), common::segment_hashes(b.iter()).as_slice());
+        assert_eq!(c.ends(), common::segment_ends(&b).as_slice());
+        // Lengths 3..=22: total = sum = 250.
+        assert_eq!(c.total(), 250);
+        // Other salts: nothing is kept.
+        assert_eq!(c.advance(&b, [0, 1, 2]), 0);
+    }
+
+    #[test]
+    fn stop_at_agrees_with_the_linear_scan() {
+        let segs = vec![
+            seg(1, Level::Tools, 4),
+            seg(2, Level::System, 0),
+            seg(3, Level::Messages, 5),
+            seg(4, Level::Messages, 0),
+        ];
+        let req = request(segs.clone());
+        let mut c = Cursor::default();
+        c.advance(&segs, [0; 3]);
+        for at in 0..=10 {
+            let want = common::stop_at(&req, at, BreakReason::PrefixChanged);
+            assert_eq!(
+                c.stop_at(segs.len(), at, BreakReason::PrefixChanged),
+                want,
+                "{at}"
+            );
+        }
+        assert_eq!(c.segment_at(4), Some(2));
+        assert_eq!(c.first_at(4, Level::Messages), 2);
+    }
+
+    #[test]
+    fn same_prefix_counts_past_whole_chunks() {
+        let a: Vec<_> = (0..19).map(|i| seg(i, Level::Messages, 1)).collect();
+        let mut b = a.clone();
+        assert_eq!(same_prefix(&a, &b), 19);
+        b[17] = seg(17, Level::Messages, 1);
+        assert_eq!(same_prefix(&a, &b), 17);
+        b[3] = seg(3, Level::Messages, 1);
+        assert_eq!(same_prefix(&a, &b), 3);
+        assert_eq!(same_prefix(&a[..5], &a), 5);
+    }
+}
