@@ -152,8 +152,18 @@ impl Stream {
     /// The prompt segments of the next request: `head` (tools and system) then the conversation.
     /// Reuses the previous request's segment list: only segments after the longest unchanged
     /// prefix are cloned in, so the cost is what the request adds.
-    fn request_segments(&mut self, head: Vec<Arc<Segment>>) -> Vec<Arc<Segment>> {
+    fn request_segments(&mut self, mut head: Vec<Arc<Segment>>) -> Vec<Arc<Segment>> {
         let mut segs = std::mem::take(&mut self.sent);
+        // Strategies may build equal head segments afresh each request (tool stubs, plan-mode
+        // system blocks): keep the previous `Arc` for equal content, so the request shares its
+        // prefix by identity and the cache models' per-stream memory applies.
+        if head.len() == self.sent_head {
+            for (new, old) in head.iter_mut().zip(&segs) {
+                if !Arc::ptr_eq(new, old) && same_content(new, old) {
+                    *new = old.clone();
+                }
+            }
+        }
         let same_head =
             head.len() == self.sent_head && head.iter().zip(&segs).all(|(a, b)| Arc::ptr_eq(a, b));
         if same_head {
@@ -181,6 +191,17 @@ impl Stream {
     fn context_segments(&self) -> Vec<Arc<Segment>> {
         self.context.iter().map(|(_, s)| s.clone()).collect()
     }
+}
+
+/// Two segments that differ only by allocation: equal content ids mean equal tokens; the rest
+/// (label, level, kind, breakpoint) is what explanations and breakpoint rules read.
+fn same_content(a: &Segment, b: &Segment) -> bool {
+    a.id == b.id
+        && a.level == b.level
+        && a.kind == b.kind
+        && a.breakpoint == b.breakpoint
+        && a.tokens.len() == b.tokens.len()
+        && a.label == b.label
 }
 
 fn ms(d: std::time::Duration) -> u64 {
