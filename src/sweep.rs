@@ -431,16 +431,19 @@ pub fn run(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let rows = indices
+    // Every point's result is kept in point order, so a failure reported is the first failing
+    // point, whichever thread finished first (collecting into `Result` directly would return
+    // any failing point).
+    let results = indices
         .par_iter()
         .map(|&i| {
             let r = sweep.run_point(i, source, env);
             bar.inc(1);
             r
         })
-        .collect::<Result<Vec<_>, String>>();
+        .collect::<Vec<Result<Vec<String>, String>>>();
     bar.finish_and_clear();
-    rows
+    results.into_iter().collect()
 }
 
 /// CSV bytes of a header and rows.
