@@ -431,16 +431,18 @@ pub fn run(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let rows = indices
+    // Every point runs; the first failure in point order is reported, so the message does not
+    // depend on thread timing.
+    let results: Vec<Result<Vec<String>, String>> = indices
         .par_iter()
         .map(|&i| {
             let r = sweep.run_point(i, source, env);
             bar.inc(1);
             r
         })
-        .collect::<Result<Vec<_>, String>>();
+        .collect();
     bar.finish_and_clear();
-    rows
+    results.into_iter().collect()
 }
 
 /// CSV bytes of a header and rows.
