@@ -213,3 +213,33 @@ fn report_rejects_missing_scenario_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such.toml"));
 }
+
+#[test]
+fn verdict_groups_strategies_with_the_same_figures() {
+    let sessions =
+        plancache::cli::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
+    // masked keeps tools and system byte-identical like permission-mode, so on auth-plan both
+    // have the same rows and share one sentence.
+    let strategies = strategy::parse_list("permission-mode,masked,toolset-swap").unwrap();
+    let run = engine::run(
+        &sessions,
+        &strategies,
+        &["anthropic".to_string()],
+        &ReplayEnv::default(),
+    )
+    .unwrap();
+    let (pm, masked) = (&run.replays[0], &run.replays[1]);
+    assert_eq!(pm.summary().cost_usd, masked.summary().cost_usd);
+    let v = report::sections(&run, &PriceTable::bundled()).unwrap()[0]
+        .verdict
+        .join(" ");
+    assert!(
+        v.contains("permission-mode saves 38% of input cost over toolset-swap"),
+        "{v}"
+    );
+    assert!(v.contains("permission-mode and masked cost the same for input on this session ($0.1373; hit rate 82% vs 82%)."), "{v}");
+    assert!(
+        v.contains("permission-mode and masked keep their cached prefix on every request."),
+        "{v}"
+    );
+}
