@@ -58,6 +58,7 @@ impl PerRequest {
             .map(|r| data::timeline(&r.rows, &r.trace))
             .unwrap_or(Timeline {
                 phases: Vec::new(),
+                streams: Vec::new(),
                 events: Vec::new(),
             });
         PerRequest {
@@ -199,25 +200,46 @@ impl PerRequest {
             .y_label_area_size(LEFT)
             .build_cartesian_2d(x_range, 0f64..1f64)
             .map_err(err)?;
-        // Runs of requests in the same phase, labelled once.
+        // Runs of requests in the same phase and stream, labelled once; subagent runs are
+        // darker and named after their stream.
         let phases = &self.timeline.phases;
+        let stream = |i: usize| {
+            self.timeline
+                .streams
+                .get(i)
+                .map(String::as_str)
+                .unwrap_or("main")
+        };
         let mut start = 0;
         while start < phases.len() {
             let p = phases[start];
             let mut end = start;
-            while end + 1 < phases.len() && phases[end + 1] == p {
+            while end + 1 < phases.len() && phases[end + 1] == p && stream(end + 1) == stream(start)
+            {
                 end += 1;
             }
             let (x0, x1) = (start as f64 + 0.5, end as f64 + 1.5);
+            let sub = stream(start) != "main";
+            let color = if sub {
+                let RGBColor(r, g, b) = phase_color(p);
+                RGBColor(r / 4 * 3, g / 4 * 3, b / 4 * 3)
+            } else {
+                phase_color(p)
+            };
             chart
                 .draw_series(std::iter::once(Rectangle::new(
                     [(x0, 0.55), (x1, 1.0)],
-                    phase_color(p).filled(),
+                    color.filled(),
                 )))
                 .map_err(err)?;
+            let label = if sub {
+                stream(start).to_string()
+            } else {
+                label_for(p, end - start + 1)
+            };
             chart
                 .draw_series(std::iter::once(Text::new(
-                    label_for(p, end - start + 1),
+                    label,
                     ((x0 + x1) / 2.0, 0.9),
                     text(15).pos(plotters::style::text_anchor::Pos::new(
                         plotters::style::text_anchor::HPos::Center,
