@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, load_sessions, price_table, scenario_paths};
+use super::common::{cache_config, cache_list, load_sessions, price_table, scenario_paths};
 use super::CliError;
 use crate::compare::{self, Dataset, Limit, Rule, Thresholds};
 use crate::engine::{self, ReplayEnv};
@@ -55,6 +55,9 @@ pub struct CompareArgs {
     /// A pricing file that adds or replaces models of the bundled table.
     #[arg(long)]
     pub pricing: Option<PathBuf>,
+    /// Cache model parameters (see `plancache run --help`).
+    #[arg(long)]
+    pub cache_config: Option<PathBuf>,
     /// Also write the Markdown summary to this file.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -83,6 +86,7 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
             };
             let env = ReplayEnv {
                 prices: price_table(args.pricing.as_deref())?,
+                caches: cache_config(args.cache_config.as_deref())?,
                 ..ReplayEnv::default()
             };
             let sessions = load_sessions(&scenario_paths(&args.scenarios)?)?;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, load_sessions, price_table, scenario_paths};
+use super::common::{cache_config, cache_list, load_sessions, price_table, scenario_paths};
 use super::CliError;
 use crate::chart::report;
 use crate::engine::{self, ReplayEnv};
@@ -34,6 +34,9 @@ pub struct ReportArgs {
     /// A pricing file that adds or replaces models of the bundled table.
     #[arg(long)]
     pub pricing: Option<PathBuf>,
+    /// Cache model parameters (see `plancache run --help`).
+    #[arg(long)]
+    pub cache_config: Option<PathBuf>,
 }
 
 pub fn report(args: ReportArgs) -> Result<(), CliError> {
@@ -41,6 +44,7 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     let caches = cache_list(&args.cache)?;
     let env = ReplayEnv {
         prices: price_table(args.pricing.as_deref())?,
+        caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };
     let paths = scenario_paths(&args.scenarios)?;
