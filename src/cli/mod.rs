@@ -3,17 +3,22 @@
 mod check;
 mod common;
 mod compare;
+mod export;
 mod generate;
+mod import;
 mod merge;
 mod report;
 mod run;
+mod schema;
 mod sweep;
+mod validate;
 
 use std::fmt;
 
 use clap::{Parser, Subcommand};
 
 pub use common::{load_sessions, scenario_paths};
+pub use schema::{generator_schema, scenario_schema};
 
 /// Replay agent plan-mode sessions against models of real prefix caches.
 ///
@@ -34,7 +39,11 @@ pub enum Command {
     Compare(compare::CompareArgs),
     Sweep(sweep::SweepArgs),
     Merge(merge::MergeArgs),
+    Import(import::ImportArgs),
+    Validate(validate::ValidateArgs),
+    Export(export::ExportArgs),
     Generate(generate::GenerateArgs),
+    Schema(schema::SchemaArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -74,6 +83,10 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Compare(args) => compare::compare(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => merge::merge(args),
+        Command::Import(args) => import::import(args),
+        Command::Validate(args) => validate::validate(args),
+        Command::Export(args) => export::export(args),
         Command::Generate(args) => generate::run(args),
+        Command::Schema(args) => schema::run(args),
     }
 }

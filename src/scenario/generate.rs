@@ -129,6 +129,9 @@ const CORE_TOOLS: [(&str, u32); 10] = [
 
 const EXPLORE_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
 
+/// Most tool definitions a generated session may have (keeps sizes within `u32`).
+const MAX_TOOLS: u32 = 2000;
+
 impl GeneratorParams {
     /// Checks the parameters; `generate` clamps what this rejects to the nearest valid value.
     pub fn validate(&self) -> Result<(), String> {
@@ -166,8 +169,15 @@ impl GeneratorParams {
     }
 
     fn min_tool_tokens(&self) -> u32 {
-        let others = self.tools.max(CORE_TOOLS.len() as u32 + 2) - 2;
-        50 * others + self.enter_plan_tool_tokens + self.exit_plan_tool_tokens
+        let others = self.tool_count() as u32 - 2;
+        (50 * others)
+            .saturating_add(self.enter_plan_tool_tokens)
+            .saturating_add(self.exit_plan_tool_tokens)
+    }
+
+    /// The number of tools generated: `tools` clamped to the valid range.
+    fn tool_count(&self) -> usize {
+        self.tools.clamp(CORE_TOOLS.len() as u32 + 2, MAX_TOOLS) as usize
     }
 }
 
@@ -219,7 +229,7 @@ fn call(tool: &str, result_tokens: u32) -> Call {
 /// Tool definitions: the core tools, extra `mcp__ext__tool_<k>` tools, then the two plan tools;
 /// sizes drawn from the seed and scaled so they sum to exactly `tool_tokens`.
 fn toolset(p: &GeneratorParams, rng: &mut Rng) -> Vec<ToolDef> {
-    let count = p.tools.max(CORE_TOOLS.len() as u32 + 2) as usize;
+    let count = p.tool_count();
     let extra = count - CORE_TOOLS.len() - 2;
     let mut names: Vec<String> = CORE_TOOLS.iter().map(|(n, _)| n.to_string()).collect();
     let mut weights: Vec<u32> = CORE_TOOLS.iter().map(|(_, w)| w * 100).collect();
@@ -227,19 +237,19 @@ fn toolset(p: &GeneratorParams, rng: &mut Rng) -> Vec<ToolDef> {
         names.push(format!("mcp__ext__tool_{}", k + 1));
         weights.push(rng.between(100, 500));
     }
-    let budget = p
-        .tool_tokens
-        .max(p.min_tool_tokens())
-        .saturating_sub(p.enter_plan_tool_tokens + p.exit_plan_tool_tokens);
-    let spare = budget - 50 * names.len() as u32;
+    let budget = p.tool_tokens.max(p.min_tool_tokens()).saturating_sub(
+        p.enter_plan_tool_tokens
+            .saturating_add(p.exit_plan_tool_tokens),
+    );
+    let spare = budget.saturating_sub(50 * names.len() as u32);
     let total: u64 = weights.iter().map(|w| u64::from(*w)).sum();
     let mut sizes: Vec<u32> = weights
         .iter()
         .map(|w| 50 + (u64::from(spare) * u64::from(*w) / total) as u32)
         .collect();
     // Integer division leaves a remainder: give it to the first tool, so the sum is exact.
-    let sum: u32 = sizes.iter().sum();
-    sizes[0] += budget - sum;
+    let sum: u32 = sizes.iter().fold(0u32, |a, b| a.saturating_add(*b));
+    sizes[0] = sizes[0].saturating_add(budget.saturating_sub(sum));
     let mut tools: Vec<ToolDef> = names
         .into_iter()
         .zip(sizes)
@@ -317,7 +327,7 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
     let plan_path = plans.main_plan_path().display().to_string();
     let write_plan = |plan_tokens: u32, rng: &mut Rng| {
         turn(
-            plan_tokens + rng.between(20, 60),
+            plan_tokens.saturating_add(rng.between(20, 60)),
             vec![Call {
                 tool: "Write".into(),
                 path: Some(plan_path.clone()),
@@ -345,7 +355,7 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
         steps.push(Step::Reject(TextOrContent::Content(tokens(
             rng.between(20, 120),
         ))));
-        plan_tokens += rng.between(30, 200);
+        plan_tokens = plan_tokens.saturating_add(rng.between(30, 200));
         steps.push(write_plan(plan_tokens, &mut rng));
         steps.push(exit(&mut rng));
     }

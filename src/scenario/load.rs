@@ -371,11 +371,6 @@ fn check_step(
                     check_content(c, &what, path)?;
                 }
                 check_content(&a.prompt.clone().into_content(), &what, path)?;
-                if !a.steps.iter().any(|st| matches!(st, Step::Assistant(_))) {
-                    return Err(aerr(
-                        "the agent makes no request (no `assistant` step)".into(),
-                    ));
-                }
                 for (k, st) in a.steps.iter().enumerate() {
                     let inner = format!("{what} step {}", k + 1);
                     let mut agent_tools = tools.clone();
@@ -388,6 +383,11 @@ fn check_step(
                         Some((&a.name, &a.tools)),
                         path,
                     )?;
+                }
+                if !a.steps.iter().any(|st| matches!(st, Step::Assistant(_))) {
+                    return Err(aerr(
+                        "the agent makes no request (no `assistant` step)".into(),
+                    ));
                 }
             }
         }

@@ -1,0 +1,54 @@
+//! `cache_models`: each cache model fed the requests of a generated long session, in new tokens
+//! per second, next to plain xxh3 hashing of the same new token bytes (the floor any
+//! hash-based prefix cache has to pay).
+
+#[allow(dead_code)]
+#[path = "common/sessions.rs"]
+mod sessions;
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use plancache::cache::{self, PriceTable, CACHE_NAMES};
+use xxhash_rust::xxh3::xxh3_64;
+
+fn cache_models(c: &mut Criterion) {
+    let session = sessions::long_session(200, 7);
+    let requests = sessions::requests_of(&session);
+    let fresh = sessions::new_tokens(&requests);
+    let new_tokens: usize = fresh.iter().map(Vec::len).sum();
+    let prices = PriceTable::bundled();
+    let mut group = c.benchmark_group("cache_models");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(new_tokens as u64));
+    group.bench_function("xxh3-of-new-tokens", |b| {
+        b.iter(|| {
+            fresh.iter().fold(0u64, |acc, toks| {
+                let bytes: Vec<u8> = toks.iter().flat_map(|t| t.to_le_bytes()).collect();
+                acc ^ xxh3_64(&bytes)
+            })
+        })
+    });
+    for name in CACHE_NAMES {
+        group.bench_function(BenchmarkId::new("model", name), |b| {
+            b.iter(|| {
+                let mut model = cache::build(name, &prices).expect("known model");
+                let mut cached = 0;
+                for r in &requests {
+                    let outcome = model.lookup(&r.request);
+                    cached += outcome.cached_tokens;
+                    model.store(&r.request, &outcome, r.visible_at_ms, r.completed_at_ms);
+                }
+                black_box(cached)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().without_plots();
+    targets = cache_models
+}
+criterion_main!(benches);

@@ -1,0 +1,89 @@
+//! `plancache export`: write a scenario's request sequence for other tools.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::common::{load_sessions, price_table};
+use super::CliError;
+use crate::engine::ReplayEnv;
+use crate::export::write_atomic;
+use crate::{cache, mooncake, strategy};
+
+/// Export a scenario's requests in a format real engines' benchmarks replay.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(subcommand)]
+    pub format: ExportFormat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExportFormat {
+    /// Mooncake-style JSONL trace: timestamp, input_length, output_length, hash_ids of blocks.
+    #[command(after_help = "Examples:
+  plancache export mooncake scenarios/auth-plan.toml --strategy permission-mode --out auth.jsonl
+  plancache export mooncake scenarios/auth-plan.toml --strategy toolset-swap --block-size 16")]
+    Mooncake(MooncakeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MooncakeArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// The strategy that renders the requests.
+    #[arg(long)]
+    pub strategy: String,
+    /// Tokens per hashed block.
+    #[arg(long, default_value_t = 512)]
+    pub block_size: usize,
+    /// Output file (default: standard output).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// A pricing file that adds or replaces models of the bundled table.
+    #[arg(long)]
+    pub pricing: Option<PathBuf>,
+}
+
+pub fn export(args: ExportArgs) -> Result<(), CliError> {
+    match args.format {
+        ExportFormat::Mooncake(a) => export_mooncake(a),
+    }
+}
+
+fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
+    if a.block_size == 0 {
+        return Err(CliError::input(
+            "--block-size must be at least 1; e.g. --block-size 512",
+        ));
+    }
+    let strategies = strategy::parse_list(&a.strategy).map_err(CliError::input)?;
+    let [strategy] = strategies.as_slice() else {
+        return Err(CliError::input(
+            "export one strategy at a time; e.g. --strategy permission-mode",
+        ));
+    };
+    let env = ReplayEnv {
+        prices: price_table(a.pricing.as_deref())?,
+        ..ReplayEnv::default()
+    };
+    let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;
+    // The cache model only prices the replay; the trace depends on the prompts alone.
+    let mut c = cache::build("ideal", &env.prices).map_err(CliError::input)?;
+    let lines = mooncake::trace(
+        &sessions[0],
+        strategy.as_ref(),
+        c.as_mut(),
+        &env,
+        a.block_size,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
+    let bytes = mooncake::to_jsonl(&lines).map_err(CliError::input)?;
+    match &a.out {
+        Some(p) => {
+            write_atomic(p, &bytes).map_err(CliError::input)?;
+            eprintln!("wrote {} ({} requests)", p.display(), lines.len());
+        }
+        None => print!("{}", String::from_utf8_lossy(&bytes)),
+    }
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! `plancache import`: turn a real session transcript into scenario files.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::CliError;
+use crate::export::write_atomic;
+use crate::import::{build_scenarios, Harness, ImportOptions, StreamKind};
+
+/// Turn a Claude Code transcript (or a Codex CLI rollout) into scenarios, one per request stream.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  plancache import claude-code ~/.claude/projects/p/SESSION.jsonl --out imported/session.toml
+  plancache import codex rollout-2025-09-01.jsonl --out imported/rollout.toml
+
+The main stream goes to --out; each subagent stream to <out stem>.agent-N.toml beside it.
+Without --out the main scenario is printed. Unreadable records are counted and listed on stderr.")]
+pub struct ImportArgs {
+    /// Which harness wrote the log: claude-code or codex.
+    pub kind: String,
+    /// The transcript (JSONL).
+    pub transcript: PathBuf,
+    /// Where to write the main stream's scenario.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+fn sibling(out: &Path, stream: &str) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("scenario");
+    out.with_file_name(format!("{stem}.{stream}.toml"))
+}
+
+pub fn import(args: ImportArgs) -> Result<(), CliError> {
+    let harness = Harness::parse(&args.kind).map_err(CliError::input)?;
+    let t = harness.read(&args.transcript).map_err(CliError::input)?;
+    let scenarios = build_scenarios(&t, &ImportOptions::default());
+    if scenarios.is_empty() {
+        return Err(CliError::input(format!(
+            "{}: no API request with usage found ({} lines, {} skipped)\n  hint: is this a {} log?",
+            t.source,
+            t.lines,
+            t.skipped.len(),
+            args.kind
+        )));
+    }
+    for s in &t.skipped {
+        eprintln!("{}: skipped {s}", t.source);
+    }
+    eprintln!(
+        "{}: {} lines, {} records not interpreted, {} streams, {} requests",
+        t.source,
+        t.lines,
+        t.skipped.len(),
+        scenarios.len(),
+        scenarios.iter().map(|s| s.requests.len()).sum::<usize>()
+    );
+    for s in &scenarios {
+        let text = s.to_toml(&t.source).map_err(CliError::input)?;
+        match (&args.out, s.kind) {
+            (Some(out), StreamKind::Main) => {
+                write_atomic(out, text.as_bytes()).map_err(CliError::input)?;
+                eprintln!("wrote {}", out.display());
+            }
+            (Some(out), StreamKind::Agent) => {
+                let p = sibling(out, &s.stream);
+                write_atomic(&p, text.as_bytes()).map_err(CliError::input)?;
+                eprintln!("wrote {}", p.display());
+            }
+            (None, StreamKind::Main) => print!("{text}"),
+            (None, StreamKind::Agent) => {
+                eprintln!(
+                    "{}: {} requests (use --out to write it)",
+                    s.stream,
+                    s.requests.len()
+                )
+            }
+        }
+    }
+    Ok(())
+}

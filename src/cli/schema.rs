@@ -1,0 +1,58 @@
+//! `plancache schema`: the JSON Schema of the scenario format, derived from its serde types.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::CliError;
+use crate::export::write_atomic;
+use crate::scenario::{GeneratorParams, Scenario};
+
+/// Print the JSON Schema of the scenario format, for editor validation and completion.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  plancache schema > plancache.schema.json
+  plancache schema --out plancache.schema.json
+  plancache schema --generator --out generator.schema.json   # params files of `plancache generate`
+
+Editors (Even Better TOML / taplo): put `#:schema ./plancache.schema.json` on the first line of a
+scenario, or in .taplo.toml:
+  [[schema]]
+  path = \"plancache.schema.json\"
+  include = [\"scenarios/**/*.toml\"]")]
+pub struct SchemaArgs {
+    /// Write the schema to this file instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The schema of `plancache generate --params` files instead of scenarios.
+    #[arg(long)]
+    pub generator: bool,
+}
+
+/// The scenario format's JSON Schema, pretty-printed.
+pub fn scenario_schema() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    // Serializing a schema (a JSON value) cannot fail.
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
+/// The generator parameters' JSON Schema, pretty-printed.
+pub fn generator_schema() -> String {
+    let schema = schemars::schema_for!(GeneratorParams);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
+pub fn run(args: SchemaArgs) -> Result<(), CliError> {
+    let text = if args.generator {
+        generator_schema()
+    } else {
+        scenario_schema()
+    };
+    match &args.out {
+        Some(path) => write_atomic(path, text.as_bytes()).map_err(CliError::input),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
+//!
+//! One JSON record per line. One API response is written as several `assistant` records (one per
+//! content block) sharing `requestId`; they are grouped back into one request. `isSidechain`
+//! records belong to subagents: a sidechain record whose parent is not itself a sidechain record
+//! (or that names a new `agentId`) starts a new subagent stream. `permissionMode` on user records
+//! and `plan_mode` / `plan_mode_exit` attachments carry plan mode (newer versions). Lines that do
+//! not parse or do not have the fields a record of their type needs are counted, not fatal.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{
+    parse_time_ms, ApiRequest, Block, Item, Skipped, Stream, StreamKind, Transcript, Usage,
+};
+use crate::plan_mode::Mode;
+
+/// Parses a whole transcript. Never fails: what it cannot read is listed in `skipped`.
+pub fn parse(text: &str) -> Transcript {
+    let mut p = Parser::default();
+    for (i, line) in text.lines().enumerate() {
+        p.line(i + 1, line);
+    }
+    let mut streams = p.streams;
+    // The main stream first, subagents in order of appearance; drop streams with nothing in them.
+    streams.retain(|s| !s.items.is_empty());
+    streams.sort_by_key(|s| s.kind != StreamKind::Main);
+    Transcript {
+        streams,
+        lines: p.lines,
+        skipped: p.skipped,
+        ..Transcript::default()
+    }
+}
+
+#[derive(Default)]
+struct Parser {
+    streams: Vec<Stream>,
+    /// Record uuid -> stream index.
+    by_uuid: HashMap<String, usize>,
+    /// agentId -> stream index.
+    by_agent: HashMap<String, usize>,
+    /// requestId -> (stream index, item index) of its request.
+    by_request: HashMap<String, (usize, usize)>,
+    /// Permission mode last seen per stream.
+    modes: HashMap<usize, Mode>,
+    lines: usize,
+    skipped: Vec<Skipped>,
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn u64_field(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(Value::as_u64)
+}
+
+/// Text of a `content` value: a string, or the text of its text blocks.
+fn content_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| match b.get("text").and_then(Value::as_str) {
+                Some(t) => t.to_string(),
+                None => b.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn parse_mode(s: &str) -> Option<Mode> {
+    match s {
+        "default" => Some(Mode::Default),
+        "acceptEdits" => Some(Mode::AcceptEdits),
+        "plan" => Some(Mode::Plan),
+        "auto" => Some(Mode::Auto),
+        "bypassPermissions" => Some(Mode::BypassPermissions),
+        _ => None,
+    }
+}
+
+impl Parser {
+    fn skip(&mut self, line: usize, reason: impl Into<String>) {
+        self.skipped.push(Skipped {
+            line,
+            reason: reason.into(),
+        });
+    }
+
+    fn line(&mut self, n: usize, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        self.lines += 1;
+        let record: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => return self.skip(n, format!("not a JSON record ({e})")),
+        };
+        let Some(kind) = str_field(&record, "type") else {
+            return self.skip(n, "record without a `type`");
+        };
+        match kind {
+            "user" | "assistant" | "attachment" => {}
+            // Session titles and harness bookkeeping never reach the API.
+            "summary" | "file-history-snapshot" | "queue-operation" => return,
+            other => return self.skip(n, format!("record type `{other}` is not interpreted")),
+        }
+        let Some(at_ms) = str_field(&record, "timestamp").and_then(parse_time_ms) else {
+            return self.skip(n, format!("`{kind}` record without a valid `timestamp`"));
+        };
+        let stream = self.stream_of(&record);
+        if let Some(uuid) = str_field(&record, "uuid") {
+            self.by_uuid.insert(uuid.to_string(), stream);
+        }
+        match kind {
+            "user" => self.user(n, &record, stream, at_ms),
+            "assistant" => self.assistant(n, &record, stream, at_ms),
+            _ => self.attachment(n, &record, stream, at_ms),
+        }
+    }
+
+    /// The stream a record belongs to, creating subagent streams as they start.
+    fn stream_of(&mut self, record: &Value) -> usize {
+        let sidechain = record
+            .get("isSidechain")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if !sidechain {
+            if let Some(i) = self.streams.iter().position(|s| s.kind == StreamKind::Main) {
+                return i;
+            }
+            return self.new_stream("main".into(), StreamKind::Main);
+        }
+        if let Some(agent) = str_field(record, "agentId") {
+            if let Some(&i) = self.by_agent.get(agent) {
+                return i;
+            }
+            let i = self.new_agent();
+            self.by_agent.insert(agent.to_string(), i);
+            return i;
+        }
+        let parent = str_field(record, "parentUuid").and_then(|p| self.by_uuid.get(p).copied());
+        match parent {
+            Some(i) if self.streams[i].kind == StreamKind::Agent => i,
+            _ => self.new_agent(),
+        }
+    }
+
+    fn new_agent(&mut self) -> usize {
+        let k = self
+            .streams
+            .iter()
+            .filter(|s| s.kind == StreamKind::Agent)
+            .count();
+        self.new_stream(format!("agent-{}", k + 1), StreamKind::Agent)
+    }
+
+    fn new_stream(&mut self, name: String, kind: StreamKind) -> usize {
+        self.streams.push(Stream {
+            name,
+            kind,
+            initial_mode: Mode::Default,
+            items: Vec::new(),
+        });
+        self.streams.len() - 1
+    }
+
+    fn push(&mut self, stream: usize, item: Item) {
+        self.streams[stream].items.push(item);
+    }
+
+    fn user(&mut self, n: usize, record: &Value, stream: usize, at_ms: u64) {
+        if let Some(mode) = str_field(record, "permissionMode") {
+            match parse_mode(mode) {
+                Some(m) => match self.modes.insert(stream, m) {
+                    // The first mode seen is where the stream starts, not a switch.
+                    None => self.streams[stream].initial_mode = m,
+                    Some(before) if before != m => self.push(stream, Item::Mode { mode: m, at_ms }),
+                    Some(_) => {}
+                },
+                None => self.skip(n, format!("unknown permissionMode `{mode}` (ignored)")),
+            }
+        }
+        let Some(message) = record.get("message") else {
+            return self.skip(n, "user record without `message`");
+        };
+        let content = message.get("content").unwrap_or(&Value::Null);
+        let compact = record
+            .get("isCompactSummary")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if compact {
+            let summary = content_text(content);
+            return self.push(stream, Item::Compaction { summary, at_ms });
+        }
+        match content {
+            Value::String(s) => self.push(
+                stream,
+                Item::User {
+                    text: s.clone(),
+                    at_ms,
+                },
+            ),
+            Value::Array(blocks) => {
+                for b in blocks {
+                    match str_field(b, "type") {
+                        Some("tool_result") => {
+                            let Some(id) = str_field(b, "tool_use_id") else {
+                                self.skip(n, "tool_result without `tool_use_id`");
+                                continue;
+                            };
+                            let item = Item::ToolResult {
+                                tool_use_id: id.to_string(),
+                                text: content_text(b.get("content").unwrap_or(&Value::Null)),
+                                is_error: b
+                                    .get("is_error")
+                                    .and_then(Value::as_bool)
+                                    .unwrap_or(false),
+                                at_ms,
+                            };
+                            self.push(stream, item);
+                        }
+                        Some("text") => {
+                            let text = str_field(b, "text").unwrap_or("").to_string();
+                            self.push(stream, Item::User { text, at_ms });
+                        }
+                        Some("image") | Some("document") => {
+                            // Their token size is not in the record; the usage delta carries it.
+                            self.push(
+                                stream,
+                                Item::User {
+                                    text: String::new(),
+                                    at_ms,
+                                },
+                            );
+                        }
+                        other => self.skip(
+                            n,
+                            format!("user content block of type {other:?} is not interpreted"),
+                        ),
+                    }
+                }
+            }
+            _ => self.skip(
+                n,
+                "user record whose `message.content` is neither text nor blocks",
+            ),
+        }
+    }
+
+    fn attachment(&mut self, n: usize, record: &Value, stream: usize, at_ms: u64) {
+        let Some(att) = record.get("attachment") else {
+            return self.skip(n, "attachment record without `attachment`");
+        };
+        let kind = str_field(att, "type").unwrap_or("").to_string();
+        match kind.as_str() {
+            "plan_mode" | "plan_mode_exit" | "plan_mode_reentry" => {
+                // The reminder's own wording is not stored; its fields are what the harness
+                // renders into it, and the usage delta fixes its size.
+                let text = att.to_string();
+                self.push(stream, Item::Reminder { kind, text, at_ms });
+            }
+            other => self.skip(n, format!("attachment `{other}` is not interpreted")),
+        }
+    }
+
+    fn assistant(&mut self, n: usize, record: &Value, stream: usize, at_ms: u64) {
+        let Some(message) = record.get("message") else {
+            return self.skip(n, "assistant record without `message`");
+        };
+        let model = str_field(message, "model").unwrap_or("").to_string();
+        if model == "<synthetic>" {
+            return self.skip(
+                n,
+                "synthetic assistant message (written by the harness, no API request)",
+            );
+        }
+        let Some(request_id) = str_field(record, "requestId")
+            .or_else(|| str_field(message, "id"))
+            .map(str::to_string)
+        else {
+            return self.skip(n, "assistant record without `requestId` or `message.id`");
+        };
+        let blocks = match message.get("content") {
+            Some(Value::Array(bs)) => bs.iter().filter_map(block).collect(),
+            Some(Value::String(s)) => vec![Block::Text(s.clone())],
+            _ => Vec::new(),
+        };
+        if let Some(&(s, i)) = self.by_request.get(&request_id) {
+            if let Item::Request(r) = &mut self.streams[s].items[i] {
+                r.blocks.extend(blocks);
+            }
+            return;
+        }
+        let Some(usage) = message.get("usage").and_then(parse_usage) else {
+            return self.skip(
+                n,
+                format!("request {request_id} without a readable `usage`"),
+            );
+        };
+        let item = Item::Request(ApiRequest {
+            request_id: request_id.clone(),
+            line: n,
+            first_at_ms: at_ms,
+            model,
+            usage,
+            blocks,
+        });
+        self.push(stream, item);
+        let idx = self.streams[stream].items.len() - 1;
+        self.by_request.insert(request_id, (stream, idx));
+    }
+}
+
+fn block(b: &Value) -> Option<Block> {
+    match str_field(b, "type")? {
+        "text" => Some(Block::Text(str_field(b, "text").unwrap_or("").to_string())),
+        "thinking" => Some(Block::Thinking(
+            str_field(b, "thinking").unwrap_or("").to_string(),
+        )),
+        "tool_use" => Some(Block::ToolUse {
+            id: str_field(b, "id").unwrap_or("").to_string(),
+            name: str_field(b, "name").unwrap_or("").to_string(),
+            input: b.get("input").map(Value::to_string).unwrap_or_default(),
+        }),
+        _ => None,
+    }
+}
+
+fn parse_usage(u: &Value) -> Option<Usage> {
+    let split = u.get("cache_creation");
+    Some(Usage {
+        input_tokens: u64_field(u, "input_tokens")?,
+        cache_creation_input_tokens: u64_field(u, "cache_creation_input_tokens").unwrap_or(0),
+        cache_read_input_tokens: u64_field(u, "cache_read_input_tokens").unwrap_or(0),
+        creation_5m: split.and_then(|s| u64_field(s, "ephemeral_5m_input_tokens")),
+        creation_1h: split.and_then(|s| u64_field(s, "ephemeral_1h_input_tokens")),
+        output_tokens: u64_field(u, "output_tokens").unwrap_or(0),
+    })
+}

@@ -1,0 +1,176 @@
+//! OpenAI Codex CLI rollouts (`~/.codex/sessions/.../rollout-*.jsonl`).
+//!
+//! Each line is `{timestamp, type, payload}`. `response_item` payloads are conversation items
+//! (`message`, `function_call`, `function_call_output`, `reasoning`); an `event_msg` of type
+//! `token_count` closes one model request and carries its usage in `info.last_token_usage`
+//! (`input_tokens` including `cached_input_tokens`). `turn_context` names the model. OpenAI caches
+//! automatically with no write charge, so the recorded creation is 0 and the uncached input is
+//! `input_tokens - cached_input_tokens`.
+
+use serde_json::Value;
+
+use super::{
+    parse_time_ms, ApiRequest, Block, Item, Skipped, Stream, StreamKind, Transcript, Usage,
+};
+use crate::plan_mode::Mode;
+
+/// Parses a whole rollout. Never fails: what it cannot read is listed in `skipped`.
+pub fn parse(text: &str) -> Transcript {
+    let mut items: Vec<Item> = Vec::new();
+    let mut pending: Vec<Block> = Vec::new();
+    let mut first_at: Option<u64> = None;
+    let mut model = String::new();
+    let mut skipped = Vec::new();
+    let mut lines = 0;
+    let mut requests = 0usize;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        lines += 1;
+        let skip =
+            |skipped: &mut Vec<Skipped>, reason: String| skipped.push(Skipped { line: n, reason });
+        let record: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                skip(&mut skipped, format!("not a JSON record ({e})"));
+                continue;
+            }
+        };
+        let at_ms = record
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_time_ms);
+        let Some(at_ms) = at_ms else {
+            skip(&mut skipped, "record without a valid `timestamp`".into());
+            continue;
+        };
+        let payload = record.get("payload").unwrap_or(&Value::Null);
+        let ptype = payload.get("type").and_then(Value::as_str).unwrap_or("");
+        match record.get("type").and_then(Value::as_str) {
+            Some("session_meta") => {}
+            Some("turn_context") => {
+                if let Some(m) = payload.get("model").and_then(Value::as_str) {
+                    model = m.to_string();
+                }
+            }
+            Some("response_item") => match ptype {
+                "message" => {
+                    let text = payload
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .map(|bs| {
+                            bs.iter()
+                                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        })
+                        .unwrap_or_default();
+                    match payload.get("role").and_then(Value::as_str) {
+                        Some("assistant") => {
+                            first_at.get_or_insert(at_ms);
+                            pending.push(Block::Text(text));
+                        }
+                        _ => items.push(Item::User { text, at_ms }),
+                    }
+                }
+                "function_call" | "custom_tool_call" | "local_shell_call" => {
+                    first_at.get_or_insert(at_ms);
+                    let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("");
+                    let input = match payload.get("arguments").or_else(|| payload.get("input")) {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(v) => v.to_string(),
+                        None => payload
+                            .get("action")
+                            .map(Value::to_string)
+                            .unwrap_or_default(),
+                    };
+                    let name = if field("name").is_empty() {
+                        "shell"
+                    } else {
+                        field("name")
+                    };
+                    pending.push(Block::ToolUse {
+                        id: field("call_id").to_string(),
+                        name: name.to_string(),
+                        input,
+                    });
+                }
+                "function_call_output" | "custom_tool_call_output" => {
+                    let text = match payload.get("output") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(v) => v.to_string(),
+                        None => String::new(),
+                    };
+                    items.push(Item::ToolResult {
+                        tool_use_id: payload
+                            .get("call_id")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                        text,
+                        is_error: false,
+                        at_ms,
+                    });
+                }
+                "reasoning" => {
+                    first_at.get_or_insert(at_ms);
+                    pending.push(Block::Thinking(String::new()));
+                }
+                other => skip(
+                    &mut skipped,
+                    format!("response item `{other}` is not interpreted"),
+                ),
+            },
+            Some("event_msg") => {
+                if ptype != "token_count" {
+                    continue; // UI events (agent_message, user_message echo, ...) repeat items.
+                }
+                let last = payload.get("info").and_then(|i| i.get("last_token_usage"));
+                let Some(u) = last else {
+                    // Rate-limit-only token_count events carry no usage.
+                    continue;
+                };
+                let get = |k: &str| u.get(k).and_then(Value::as_u64);
+                let (Some(input), cached) = (get("input_tokens"), get("cached_input_tokens"))
+                else {
+                    skip(&mut skipped, "token_count without `input_tokens`".into());
+                    continue;
+                };
+                let cached = cached.unwrap_or(0).min(input);
+                requests += 1;
+                items.push(Item::Request(ApiRequest {
+                    request_id: format!("turn-{requests}"),
+                    line: n,
+                    first_at_ms: first_at.take().unwrap_or(at_ms),
+                    model: model.clone(),
+                    usage: Usage {
+                        input_tokens: input - cached,
+                        cache_creation_input_tokens: 0,
+                        cache_read_input_tokens: cached,
+                        creation_5m: None,
+                        creation_1h: None,
+                        output_tokens: get("output_tokens").unwrap_or(0),
+                    },
+                    blocks: std::mem::take(&mut pending),
+                }));
+            }
+            other => skip(
+                &mut skipped,
+                format!("record type {other:?} is not interpreted"),
+            ),
+        }
+    }
+    Transcript {
+        streams: vec![Stream {
+            name: "main".into(),
+            kind: StreamKind::Main,
+            initial_mode: Mode::Default,
+            items,
+        }],
+        lines,
+        skipped,
+        ..Transcript::default()
+    }
+}

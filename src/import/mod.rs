@@ -1,0 +1,261 @@
+//! Importing real agent sessions: a harness's transcript becomes a [`Transcript`] (streams of API
+//! requests with the usage the provider billed), and a transcript becomes scenarios.
+//!
+//! Parsers (one file per harness) only read records; [`scenario`] turns the neutral
+//! representation into scenario files, deriving every size the transcript does not state from the
+//! recorded usage so that replayed prompt sizes match what was billed.
+
+pub mod claude_code;
+pub mod codex;
+pub mod scenario;
+
+use std::fmt;
+
+use crate::plan_mode::Mode;
+use crate::prompt::Ttl;
+
+pub use scenario::{build_scenarios, ImportOptions, ImportedScenario};
+
+/// One session read from a harness's log.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    /// Where it came from (file path), for messages and scenario names.
+    pub source: String,
+    /// Short name for scenario names (file stem).
+    pub name: String,
+    /// Request streams: the main conversation first, then subagents in order of appearance.
+    pub streams: Vec<Stream>,
+    /// Lines that were read.
+    pub lines: usize,
+    /// Records that could not be interpreted, with their line and why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A record the importer could not interpret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// 1-based line number.
+    pub line: usize,
+    pub reason: String,
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.reason)
+    }
+}
+
+/// Whether a stream is the user's conversation or a subagent's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    Main,
+    Agent,
+}
+
+/// One conversation with its own prompt (the main thread, or one subagent invocation).
+#[derive(Debug, Clone)]
+pub struct Stream {
+    /// `main`, `agent-1`, `agent-2`, ...
+    pub name: String,
+    pub kind: StreamKind,
+    /// Permission mode at the stream's start (the first one recorded; `default` when none is).
+    pub initial_mode: Mode,
+    /// Everything that happened in this stream, in log order.
+    pub items: Vec<Item>,
+}
+
+impl Stream {
+    pub fn requests(&self) -> impl Iterator<Item = &ApiRequest> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Request(r) => Some(r),
+            _ => None,
+        })
+    }
+}
+
+/// One event of a stream.
+#[derive(Debug, Clone)]
+pub enum Item {
+    /// Text the user (or the harness on the user's behalf) added to the conversation.
+    User { text: String, at_ms: u64 },
+    /// A harness reminder that reaches the API as text in the next user message
+    /// (plan-mode attachments).
+    Reminder {
+        kind: String,
+        text: String,
+        at_ms: u64,
+    },
+    /// The result of a tool call.
+    ToolResult {
+        tool_use_id: String,
+        text: String,
+        is_error: bool,
+        at_ms: u64,
+    },
+    /// The permission mode the user switched to.
+    Mode { mode: Mode, at_ms: u64 },
+    /// The conversation was compacted: it restarts from this summary.
+    Compaction { summary: String, at_ms: u64 },
+    /// One API request and its response.
+    Request(ApiRequest),
+}
+
+impl Item {
+    pub fn at_ms(&self) -> u64 {
+        match self {
+            Item::User { at_ms, .. }
+            | Item::Reminder { at_ms, .. }
+            | Item::ToolResult { at_ms, .. }
+            | Item::Mode { at_ms, .. }
+            | Item::Compaction { at_ms, .. } => *at_ms,
+            Item::Request(r) => r.first_at_ms,
+        }
+    }
+}
+
+/// The cache counters the provider billed for one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Uncached input after the last breakpoint.
+    pub input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    /// Split of the creation by TTL, when recorded.
+    pub creation_5m: Option<u64>,
+    pub creation_1h: Option<u64>,
+    /// Often a streaming placeholder in Claude Code logs: not relied upon.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// The whole prompt: read + written + uncached input.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+
+    /// The TTL this request wrote with: 1 h when any 1 h tokens were written, 5 m when only 5 m
+    /// tokens were, unknown when nothing was written or the split is not recorded.
+    pub fn written_ttl(&self) -> Option<Ttl> {
+        match (self.creation_5m, self.creation_1h) {
+            (_, Some(h)) if h > 0 => Some(Ttl::OneHour),
+            (Some(m), _) if m > 0 => Some(Ttl::FiveMinutes),
+            _ => None,
+        }
+    }
+}
+
+/// One content block of a response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Text(String),
+    /// Thinking is billed as output but not repeated in later prompts.
+    Thinking(String),
+    ToolUse {
+        id: String,
+        name: String,
+        /// The call's input, as compact JSON.
+        input: String,
+    },
+}
+
+impl Block {
+    /// The text this block puts into later prompts (none for thinking).
+    pub fn visible_text(&self) -> &str {
+        match self {
+            Block::Text(t) => t,
+            Block::Thinking(_) => "",
+            Block::ToolUse { input, .. } => input,
+        }
+    }
+}
+
+/// One API request: the records of one `requestId`.
+#[derive(Debug, Clone)]
+pub struct ApiRequest {
+    pub request_id: String,
+    /// 1-based line of its first record.
+    pub line: usize,
+    /// Time of the first response record (milliseconds since the Unix epoch).
+    pub first_at_ms: u64,
+    pub model: String,
+    pub usage: Usage,
+    pub blocks: Vec<Block>,
+}
+
+/// Milliseconds since the Unix epoch of an RFC 3339 timestamp.
+pub fn parse_time_ms(s: &str) -> Option<u64> {
+    let t = humantime::parse_rfc3339_weak(s.trim_end_matches('Z'))
+        .or_else(|_| humantime::parse_rfc3339(s))
+        .ok()?;
+    t.duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_millis() as u64)
+}
+
+/// Which harness wrote a log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Harness {
+    ClaudeCode,
+    Codex,
+}
+
+impl Harness {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "claude-code" => Ok(Harness::ClaudeCode),
+            "codex" => Ok(Harness::Codex),
+            other => Err(format!(
+                "unknown transcript kind `{other}`; known kinds: claude-code, codex"
+            )),
+        }
+    }
+
+    /// Reads a log of this harness.
+    pub fn read(self, path: &std::path::Path) -> Result<Transcript, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "{}: cannot read transcript: {e}\n  hint: check the path",
+                path.display()
+            )
+        })?;
+        let mut t = match self {
+            Harness::ClaudeCode => claude_code::parse(&text),
+            Harness::Codex => codex::parse(&text),
+        };
+        t.source = path.display().to_string();
+        t.name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("transcript")
+            .to_string();
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse_to_epoch_millis() {
+        // 2025-09-03T00:47:19.293Z: 20334 days after 1970-01-01, plus 47 min 19.293 s.
+        let ms = parse_time_ms("2025-09-03T00:47:19.293Z");
+        assert_eq!(ms, Some(20_334 * 86_400_000 + 47 * 60_000 + 19_293));
+        assert_eq!(parse_time_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn written_ttl_follows_the_creation_split() {
+        let mut u = Usage {
+            creation_5m: Some(10),
+            creation_1h: Some(0),
+            ..Usage::default()
+        };
+        assert_eq!(u.written_ttl(), Some(Ttl::FiveMinutes));
+        u.creation_1h = Some(3);
+        assert_eq!(u.written_ttl(), Some(Ttl::OneHour));
+        u.creation_5m = None;
+        u.creation_1h = None;
+        assert_eq!(u.written_ttl(), None);
+    }
+}

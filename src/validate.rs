@@ -1,0 +1,607 @@
+//! `validate`: replay imported sessions and compare each request with what the provider billed.
+//!
+//! Every stream of a transcript is replayed under the strategy the harness used (Claude Code:
+//! `permission-mode`) against one shared cache model instance (an account's cache is shared by
+//! its sessions and subagents), in the order the streams started. Per request the predicted
+//! `input_tokens`, `cache_creation_input_tokens` and `cache_read_input_tokens` are set against the
+//! recorded ones. Definitions (docs/validation.md): a *break* is a request that reads less than
+//! half of the previous request's prompt (recorded and predicted each against their own previous
+//! prompt); cost is counted in base-price units (uncached input 1, writes and reads at the
+//! model's multipliers), output excluded because Claude Code logs a streaming placeholder there.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::cache::{self, PriceTable};
+use crate::engine::{self, ReplayEnv};
+use crate::import::{build_scenarios, ImportOptions, ImportedScenario, StreamKind, Transcript};
+use crate::metrics::RequestRow;
+use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
+use crate::scenario::Session;
+use crate::strategy::{self, Strategy};
+
+/// How the first request of each stream is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FirstRequest {
+    /// Reported, but kept out of the error figures: it may read a prefix an earlier session
+    /// wrote, which no replay of this session alone can know.
+    Apart,
+    /// Counted like every other request.
+    Include,
+}
+
+/// What the cache holds before a transcript's first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SharedPrefix {
+    /// A cold cache.
+    None,
+    /// The leading block the main stream's first request read (cross-session sharing) is cached
+    /// before the replay starts: the estimate from the first request.
+    Recorded,
+}
+
+/// Options of a validation run.
+#[derive(Debug, Clone)]
+pub struct ValidateOptions {
+    pub strategy: String,
+    pub cache: String,
+    pub first_request: FirstRequest,
+    pub shared_prefix: SharedPrefix,
+    /// A request is mispredicted when |Δcache_read| exceeds this share of its prompt.
+    pub tolerance: f64,
+    /// A request breaks the cache when it reads less than this share of the previous prompt.
+    pub break_threshold: f64,
+}
+
+impl Default for ValidateOptions {
+    fn default() -> Self {
+        ValidateOptions {
+            strategy: "permission-mode".into(),
+            cache: cache::DEFAULT_CACHE.into(),
+            first_request: FirstRequest::Apart,
+            shared_prefix: SharedPrefix::Recorded,
+            tolerance: 0.05,
+            break_threshold: 0.5,
+        }
+    }
+}
+
+/// One request: recorded against predicted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestCheck {
+    pub transcript: String,
+    pub stream: String,
+    /// 1-based within its stream.
+    pub request: usize,
+    pub request_id: String,
+    pub line: usize,
+    pub model: String,
+    pub sent_at_ms: u64,
+    pub first_in_stream: bool,
+    pub recorded_prompt: u64,
+    pub recorded_input: u64,
+    pub recorded_creation: u64,
+    pub recorded_read: u64,
+    pub recorded_units: f64,
+    pub predicted_prompt: u64,
+    pub predicted_input: u64,
+    pub predicted_creation: u64,
+    pub predicted_read: u64,
+    pub predicted_units: f64,
+    pub recorded_break: bool,
+    pub predicted_break: bool,
+    /// Where and why the model's reuse stopped (empty when it read the whole previous prompt).
+    pub reason: String,
+    /// Events recognised before this request (compaction, early-block edit, tool change).
+    pub events: String,
+}
+
+impl RequestCheck {
+    fn read_error(&self) -> f64 {
+        ratio(
+            self.predicted_read.abs_diff(self.recorded_read),
+            self.recorded_prompt,
+        )
+    }
+    fn creation_error(&self) -> f64 {
+        ratio(
+            self.predicted_creation.abs_diff(self.recorded_creation),
+            self.recorded_prompt,
+        )
+    }
+    fn prompt_error(&self) -> f64 {
+        ratio(
+            self.predicted_prompt.abs_diff(self.recorded_prompt),
+            self.recorded_prompt,
+        )
+    }
+    /// Mispredicted: the read is off by more than the tolerance, or the break verdicts differ.
+    pub fn mispredicted(&self, tolerance: f64) -> bool {
+        self.read_error() > tolerance || self.recorded_break != self.predicted_break
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Error figures of a set of requests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stats {
+    pub label: String,
+    pub requests: usize,
+    pub median_prompt_error: f64,
+    pub worst_prompt_error: f64,
+    pub mean_read_error: f64,
+    pub mean_creation_error: f64,
+    pub recorded_breaks: usize,
+    pub predicted_breaks: usize,
+    pub true_breaks: usize,
+    /// None when no break was predicted.
+    pub precision: Option<f64>,
+    /// None when no break was recorded.
+    pub recall: Option<f64>,
+    pub recorded_units: f64,
+    pub predicted_units: f64,
+    pub mispredicted: usize,
+}
+
+impl Stats {
+    pub fn of(label: &str, checks: &[&RequestCheck], tolerance: f64) -> Stats {
+        let n = checks.len();
+        let mut prompt_err: Vec<f64> = checks.iter().map(|c| c.prompt_error()).collect();
+        prompt_err.sort_by(f64::total_cmp);
+        let median = match n {
+            0 => 0.0,
+            _ if n % 2 == 1 => prompt_err[n / 2],
+            _ => (prompt_err[n / 2 - 1] + prompt_err[n / 2]) / 2.0,
+        };
+        let mean = |f: fn(&RequestCheck) -> f64| {
+            if n == 0 {
+                0.0
+            } else {
+                checks.iter().map(|c| f(c)).sum::<f64>() / n as f64
+            }
+        };
+        let rec = checks.iter().filter(|c| c.recorded_break).count();
+        let pred = checks.iter().filter(|c| c.predicted_break).count();
+        let tp = checks
+            .iter()
+            .filter(|c| c.recorded_break && c.predicted_break)
+            .count();
+        Stats {
+            label: label.to_string(),
+            requests: n,
+            median_prompt_error: median,
+            worst_prompt_error: prompt_err.last().copied().unwrap_or(0.0),
+            mean_read_error: mean(RequestCheck::read_error),
+            mean_creation_error: mean(RequestCheck::creation_error),
+            recorded_breaks: rec,
+            predicted_breaks: pred,
+            true_breaks: tp,
+            precision: (pred > 0).then(|| tp as f64 / pred as f64),
+            recall: (rec > 0).then(|| tp as f64 / rec as f64),
+            recorded_units: checks.iter().map(|c| c.recorded_units).sum(),
+            predicted_units: checks.iter().map(|c| c.predicted_units).sum(),
+            mispredicted: checks.iter().filter(|c| c.mispredicted(tolerance)).count(),
+        }
+    }
+
+    /// (predicted - recorded) / recorded cost in base-price units.
+    pub fn cost_error(&self) -> f64 {
+        if self.recorded_units == 0.0 {
+            0.0
+        } else {
+            (self.predicted_units - self.recorded_units) / self.recorded_units
+        }
+    }
+}
+
+/// The outcome of validating one or more transcripts.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    pub options: ValidateOptions,
+    pub checks: Vec<RequestCheck>,
+    /// Per transcript: lines read, records skipped (with reasons), import notes.
+    pub imports: Vec<ImportSummary>,
+}
+
+/// What the importer made of one transcript.
+#[derive(Debug, Clone)]
+pub struct ImportSummary {
+    pub transcript: String,
+    pub lines: usize,
+    pub skipped: Vec<String>,
+    pub streams: usize,
+    pub requests: usize,
+    pub ttl: String,
+    pub shared_prefix: u64,
+    pub notes: Vec<String>,
+}
+
+/// Cost of a request in base-price units with the model's multipliers.
+fn units(prices: &PriceTable, model: &str, input: u64, c5m: u64, c1h: u64, read: u64) -> f64 {
+    let (w5, w1, r) = prices
+        .get(model)
+        .map_or((1.25, 2.0, 0.1), |p| (p.write_5m, p.write_1h, p.read));
+    input as f64 + c5m as f64 * w5 + c1h as f64 * w1 + read as f64 * r
+}
+
+/// Imports, replays and compares every transcript.
+pub fn validate(
+    transcripts: &[Transcript],
+    opts: &ValidateOptions,
+    env: &ReplayEnv,
+) -> Result<Validation, String> {
+    let strategy = strategy::parse_list(&opts.strategy)?
+        .into_iter()
+        .next()
+        .ok_or("no strategy given")?;
+    let mut out = Validation {
+        options: opts.clone(),
+        checks: Vec::new(),
+        imports: Vec::new(),
+    };
+    let tokenizer = Arc::new(Tokenizer::new(crate::prompt::Encoding::O200kBase));
+    for t in transcripts {
+        let mut imported = build_scenarios(t, &ImportOptions::default());
+        imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
+        let config = harness_config(&env.caches, t, &imported);
+        let mut cache = cache::build_with(&opts.cache, &env.prices, &config)?;
+        let main = imported.iter().find(|s| s.kind == StreamKind::Main);
+        out.imports.push(ImportSummary {
+            transcript: t.name.clone(),
+            lines: t.lines,
+            skipped: t.skipped.iter().map(|s| s.to_string()).collect(),
+            streams: imported.len(),
+            requests: imported.iter().map(|s| s.requests.len()).sum(),
+            ttl: main
+                .and_then(|m| m.ttl)
+                .map_or("unknown".into(), |t| t.as_str().to_string()),
+            shared_prefix: main.map_or(0, |m| m.shared_prefix),
+            notes: imported
+                .iter()
+                .flat_map(|s| s.notes.iter().map(move |n| format!("{}: {n}", s.stream)))
+                .collect(),
+        });
+        for (k, imp) in imported.iter().enumerate() {
+            let text = imp.to_toml(&t.source)?;
+            let label = format!("{}#{}", t.source, imp.stream);
+            let session = Session::new(
+                imp.scenario.clone(),
+                Path::new(&label),
+                &text,
+                tokenizer.clone(),
+            )
+            .map_err(|e| e.to_string())?;
+            if k == 0 && opts.shared_prefix == SharedPrefix::Recorded && imp.shared_prefix > 0 {
+                prewarm(&session, strategy.as_ref(), cache.as_mut());
+            }
+            let replay = engine::replay(&session, strategy.as_ref(), cache.as_mut(), env)
+                .map_err(|e| e.to_string())?;
+            out.checks
+                .extend(compare(&t.name, imp, &replay.rows, &env.prices, opts));
+        }
+    }
+    Ok(out)
+}
+
+/// The cache parameters with the TTLs the transcript wrote: Claude Code's message breakpoint
+/// TTL is the one most requests of the main stream wrote (`cache_creation.ephemeral_*`); its
+/// system-prompt breakpoints are 1 h when any request wrote 1 h tokens, else the same TTL.
+pub fn harness_config(
+    base: &cache::CacheConfig,
+    t: &Transcript,
+    imported: &[ImportedScenario],
+) -> cache::CacheConfig {
+    let message = imported
+        .iter()
+        .find(|s| s.kind == StreamKind::Main)
+        .and_then(|s| s.ttl)
+        .or_else(|| imported.iter().find_map(|s| s.ttl))
+        .unwrap_or(Ttl::FiveMinutes);
+    let any_1h = t
+        .streams
+        .iter()
+        .flat_map(|s| s.requests())
+        .any(|r| r.usage.creation_1h.is_some_and(|n| n > 0));
+    let mut c = base.clone();
+    c.anthropic.message_ttl = message;
+    c.anthropic.system_ttl = if any_1h { Ttl::OneHour } else { message };
+    c
+}
+
+/// Puts the cross-session leading block (tools + first system block) into the cache, as an
+/// earlier session of the same account would have.
+fn prewarm(session: &Session, strategy: &dyn Strategy, cache: &mut dyn cache::CacheModel) {
+    let mode = session.scenario.initial_mode;
+    let mut segments = strategy.tools(session, &session.tools, mode);
+    segments.extend(strategy.system(session, mode).into_iter().take(1));
+    let req = Request {
+        index: 0,
+        stream: "earlier-session".into(),
+        step: 0,
+        model: strategy.model(session, mode),
+        sent_at_ms: 0,
+        segments,
+        settings: RequestSettings::default(),
+        reply: Vec::new(),
+        output_tokens: 0,
+    };
+    let outcome = cache.lookup(&req);
+    cache.store(&req, &outcome, 0, 0);
+}
+
+fn compare(
+    transcript: &str,
+    imp: &ImportedScenario,
+    rows: &[RequestRow],
+    prices: &PriceTable,
+    opts: &ValidateOptions,
+) -> Vec<RequestCheck> {
+    let mut out: Vec<RequestCheck> = Vec::new();
+    for (i, (rec, row)) in imp.requests.iter().zip(rows).enumerate() {
+        let u = &rec.usage;
+        let (c5, c1) = match (u.creation_5m, u.creation_1h) {
+            (Some(a), Some(b)) => (a, b),
+            (Some(a), None) => (a, 0),
+            (None, Some(b)) => (0, b),
+            (None, None) => (u.cache_creation_input_tokens, 0),
+        };
+        let model = &imp.scenario.model;
+        let prev = out.last();
+        let recorded_break = prev.is_some_and(|p| {
+            (u.cache_read_input_tokens as f64) < opts.break_threshold * p.recorded_prompt as f64
+        });
+        let predicted_break = prev.is_some_and(|p| {
+            (row.cache_read_input_tokens as f64) < opts.break_threshold * p.predicted_prompt as f64
+        });
+        out.push(RequestCheck {
+            transcript: transcript.to_string(),
+            stream: imp.stream.clone(),
+            request: i + 1,
+            request_id: rec.request_id.clone(),
+            line: rec.line,
+            model: rec.model.clone(),
+            sent_at_ms: rec.sent_at_ms,
+            first_in_stream: i == 0,
+            recorded_prompt: u.prompt_tokens(),
+            recorded_input: u.input_tokens,
+            recorded_creation: u.cache_creation_input_tokens,
+            recorded_read: u.cache_read_input_tokens,
+            recorded_units: units(
+                prices,
+                model,
+                u.input_tokens,
+                c5,
+                c1,
+                u.cache_read_input_tokens,
+            ),
+            predicted_prompt: row.prompt_tokens,
+            predicted_input: row.input_tokens,
+            predicted_creation: row.cache_creation_input_tokens,
+            predicted_read: row.cache_read_input_tokens,
+            predicted_units: units(
+                prices,
+                model,
+                row.input_tokens,
+                row.cache_creation_5m_tokens,
+                row.cache_creation_1h_tokens,
+                row.cache_read_input_tokens,
+            ),
+            recorded_break,
+            predicted_break,
+            reason: row.break_reason.clone(),
+            events: rec.events.join("; "),
+        });
+    }
+    out
+}
+
+impl Validation {
+    /// The requests that count in the error figures.
+    fn counted<'a>(&'a self, pick: impl Fn(&RequestCheck) -> bool + 'a) -> Vec<&'a RequestCheck> {
+        self.checks
+            .iter()
+            .filter(|c| self.options.first_request == FirstRequest::Include || !c.first_in_stream)
+            .filter(|c| pick(c))
+            .collect()
+    }
+
+    /// Figures per stream (in replay order), then per transcript, then overall.
+    pub fn stats(&self) -> Vec<Stats> {
+        let tol = self.options.tolerance;
+        let mut keys: Vec<(String, String)> = Vec::new();
+        for c in &self.checks {
+            let k = (c.transcript.clone(), c.stream.clone());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        let mut out: Vec<Stats> = keys
+            .iter()
+            .map(|(t, s)| {
+                Stats::of(
+                    &format!("{t} / {s}"),
+                    &self.counted(|c| &c.transcript == t && &c.stream == s),
+                    tol,
+                )
+            })
+            .collect();
+        let mut transcripts: Vec<&String> = keys.iter().map(|(t, _)| t).collect();
+        transcripts.dedup();
+        for t in transcripts {
+            out.push(Stats::of(
+                &format!("{t} (all streams)"),
+                &self.counted(|c| &c.transcript == t),
+                tol,
+            ));
+        }
+        out.push(Stats::of("overall", &self.counted(|_| true), tol));
+        out
+    }
+
+    /// One CSV row per request.
+    pub fn to_csv(&self) -> Result<Vec<u8>, String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let err = |e: csv::Error| format!("cannot write CSV: {e}");
+        w.write_record([
+            "transcript",
+            "stream",
+            "request",
+            "request_id",
+            "line",
+            "model",
+            "sent_at_ms",
+            "first_in_stream",
+            "recorded_prompt",
+            "predicted_prompt",
+            "recorded_input",
+            "predicted_input",
+            "recorded_creation",
+            "predicted_creation",
+            "recorded_read",
+            "predicted_read",
+            "recorded_units",
+            "predicted_units",
+            "recorded_break",
+            "predicted_break",
+            "mispredicted",
+            "reason",
+            "events",
+        ])
+        .map_err(err)?;
+        for c in &self.checks {
+            w.write_record([
+                c.transcript.clone(),
+                c.stream.clone(),
+                c.request.to_string(),
+                c.request_id.clone(),
+                c.line.to_string(),
+                c.model.clone(),
+                c.sent_at_ms.to_string(),
+                c.first_in_stream.to_string(),
+                c.recorded_prompt.to_string(),
+                c.predicted_prompt.to_string(),
+                c.recorded_input.to_string(),
+                c.predicted_input.to_string(),
+                c.recorded_creation.to_string(),
+                c.predicted_creation.to_string(),
+                c.recorded_read.to_string(),
+                c.predicted_read.to_string(),
+                format!("{:.1}", c.recorded_units),
+                format!("{:.1}", c.predicted_units),
+                c.recorded_break.to_string(),
+                c.predicted_break.to_string(),
+                c.mispredicted(self.options.tolerance).to_string(),
+                c.reason.clone(),
+                c.events.clone(),
+            ])
+            .map_err(err)?;
+        }
+        w.into_inner().map_err(|e| format!("cannot write CSV: {e}"))
+    }
+
+    /// The Markdown summary: figures per stream and overall, then the mispredicted requests.
+    pub fn to_markdown(&self) -> String {
+        let o = &self.options;
+        let pct = |x: f64| format!("{:.2}%", x * 100.0);
+        let opt = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.2}"));
+        let mut md = format!(
+            "# Validation against recorded usage\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
+            o.strategy,
+            o.cache,
+            match o.first_request {
+                FirstRequest::Apart => "kept apart",
+                FirstRequest::Include => "included",
+            },
+            match o.shared_prefix {
+                SharedPrefix::None => "none (cold cache)",
+                SharedPrefix::Recorded => "the block the first request read",
+            },
+            pct(o.tolerance),
+            o.break_threshold * 100.0
+        );
+        md.push_str("## Imports\n\n| transcript | lines | skipped | streams | requests | TTL written | shared prefix |\n|---|---:|---:|---:|---:|---|---:|\n");
+        for i in &self.imports {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                i.transcript,
+                i.lines,
+                i.skipped.len(),
+                i.streams,
+                i.requests,
+                i.ttl,
+                i.shared_prefix
+            ));
+        }
+        for i in &self.imports {
+            for s in i.skipped.iter().chain(&i.notes) {
+                md.push_str(&format!("- {}: {s}\n", i.transcript));
+            }
+        }
+        md.push_str("\n## Error figures\n\n| streams | requests | median prompt err | worst prompt err | mean abs Δread/prompt | mean abs Δcreation/prompt | breaks rec/pred/both | precision | recall | cost rec (units) | cost pred (units) | cost err | mispredicted |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+        for s in self.stats() {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {}/{}/{} | {} | {} | {:.0} | {:.0} | {} | {} |\n",
+                s.label,
+                s.requests,
+                pct(s.median_prompt_error),
+                pct(s.worst_prompt_error),
+                pct(s.mean_read_error),
+                pct(s.mean_creation_error),
+                s.recorded_breaks,
+                s.predicted_breaks,
+                s.true_breaks,
+                opt(s.precision),
+                opt(s.recall),
+                s.recorded_units,
+                s.predicted_units,
+                pct(s.cost_error()),
+                s.mispredicted
+            ));
+        }
+        let firsts: Vec<&RequestCheck> = self.checks.iter().filter(|c| c.first_in_stream).collect();
+        md.push_str("\n## First request of each stream\n\n| transcript | stream | prompt | read rec | read pred | creation rec | creation pred |\n|---|---|---:|---:|---:|---:|---:|\n");
+        for c in firsts {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                c.transcript,
+                c.stream,
+                c.recorded_prompt,
+                c.recorded_read,
+                c.predicted_read,
+                c.recorded_creation,
+                c.predicted_creation
+            ));
+        }
+        md.push_str("\n## Mispredicted requests\n\n");
+        let bad = self.counted(|c| c.mispredicted(o.tolerance));
+        if bad.is_empty() {
+            md.push_str("None.\n");
+        } else {
+            md.push_str("| transcript | stream | request | line | prompt | read rec | read pred | break rec/pred | model's reason | recognised event |\n|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
+            for c in bad {
+                md.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} |\n",
+                    c.transcript,
+                    c.stream,
+                    c.request,
+                    c.line,
+                    c.recorded_prompt,
+                    c.recorded_read,
+                    c.predicted_read,
+                    c.recorded_break,
+                    c.predicted_break,
+                    if c.reason.is_empty() { "-" } else { &c.reason },
+                    if c.events.is_empty() { "-" } else { &c.events }
+                ));
+            }
+        }
+        md
+    }
+}
