@@ -61,11 +61,19 @@ impl PerRequest {
                 streams: Vec::new(),
                 events: Vec::new(),
             });
+        // Headroom for break labels stacked above the highest point.
+        let mut per_request = std::collections::BTreeMap::<usize, usize>::new();
+        for l in &lines {
+            for b in &l.breaks {
+                *per_request.entry(b.request).or_default() += 1;
+            }
+        }
+        let stack = per_request.values().copied().max().unwrap_or(0) as f64;
         PerRequest {
             title: format!("{title} - {} ({} cache)", group.scenario, group.cache),
             y_desc: y_desc.to_string(),
             y_format,
-            y_max: top * 1.12,
+            y_max: top * (1.08 + 0.06 * stack),
             lines,
             timeline,
         }
@@ -108,7 +116,7 @@ impl Draw for PerRequest {
             .y_label_formatter(&|y| y_format(*y))
             .label_style(text(16))
             .axis_desc_style(text(17))
-            .light_line_style(RGBColor(238, 238, 238))
+            .light_line_style(TRANSPARENT)
             .draw()
             .map_err(err)?;
         // Event lines, so a break can be read against the decision that preceded it.
@@ -249,24 +257,48 @@ impl PerRequest {
                 .map_err(err)?;
             start = end + 1;
         }
-        for (k, e) in self.timeline.events.iter().enumerate() {
-            let y = if k % 2 == 0 { 0.42 } else { 0.18 };
+        // Events at the same position share one line, their labels stacked under it; lone
+        // events alternate between the two rows so neighbours do not collide.
+        let mut groups: Vec<(f64, Vec<String>)> = Vec::new();
+        for e in &self.timeline.events {
+            match groups.last_mut() {
+                Some((x, labels)) if (*x - e.x).abs() < 1e-9 => {
+                    // Two rows: a third label joins the second.
+                    if labels.len() == 2 {
+                        labels[1] = format!("{}, {}", labels[1], e.label);
+                    } else {
+                        labels.push(e.label.clone());
+                    }
+                }
+                _ => groups.push((e.x, vec![e.label.clone()])),
+            }
+        }
+        let rows = [0.42, 0.18];
+        let mut next_row = 0;
+        for (x, labels) in &groups {
+            let first = if labels.len() > 1 { 0 } else { next_row };
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    vec![(e.x, y + 0.04), (e.x, 1.0)],
+                    vec![(*x, rows[first] + 0.05), (*x, 1.0)],
                     BLACK.stroke_width(2),
                 )))
                 .map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    e.label.clone(),
-                    (e.x, y),
-                    text(14).pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Top,
-                    )),
-                )))
-                .map_err(err)?;
+            for (k, label) in labels.iter().enumerate() {
+                let Some(y) = rows.get(first + k) else {
+                    break;
+                };
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        label.clone(),
+                        (*x, *y),
+                        text(14).pos(plotters::style::text_anchor::Pos::new(
+                            plotters::style::text_anchor::HPos::Center,
+                            plotters::style::text_anchor::VPos::Top,
+                        )),
+                    )))
+                    .map_err(err)?;
+            }
+            next_row = if labels.len() > 1 { 0 } else { 1 - next_row };
         }
         strip
             .draw(&Text::new("mode", (14, 20), text(16)))
