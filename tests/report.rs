@@ -243,3 +243,44 @@ fn verdict_groups_strategies_with_the_same_figures() {
         "{v}"
     );
 }
+
+#[test]
+fn machine_and_timeline_show_rejections_and_edits() {
+    // reject-then-approve: `mode = "plan"` (default -> plan), two rejections, then the user edits
+    // the plan and approves it (plan -> default).
+    let sessions =
+        plancache::cli::load_sessions(&[PathBuf::from("scenarios/reject-then-approve.toml")])
+            .unwrap();
+    let strategies = strategy::parse_list("permission-mode").unwrap();
+    let run = engine::run(
+        &sessions,
+        &strategies,
+        &["anthropic".to_string()],
+        &ReplayEnv::default(),
+    )
+    .unwrap();
+    let r = &run.replays[0];
+    let taken: Vec<(Mode, Mode, String)> = machine::edges(&r.trace)
+        .iter()
+        .filter(|e| e.count() > 0)
+        .map(|e| (e.from, e.to, e.label()))
+        .collect();
+    assert_eq!(
+        taken,
+        [
+            (Mode::Default, Mode::Plan, "switch x1".to_string()),
+            (Mode::Plan, Mode::Default, "edit + approve x1".to_string()),
+            (Mode::Plan, Mode::Plan, "reject x2".to_string()),
+        ]
+    );
+    let labels: Vec<String> = data::timeline(&r.rows, &r.trace)
+        .events
+        .iter()
+        .map(|e| e.label.clone())
+        .filter(|l| !l.starts_with("wait"))
+        .collect();
+    assert_eq!(
+        labels,
+        ["mode plan", "rejected", "rejected", "plan approved"]
+    );
+}
