@@ -114,7 +114,7 @@ pub fn trace(
     Ok(seen
         .iter()
         .map(|(at, tokens, out)| TraceLine {
-            timestamp: at - start,
+            timestamp: at.saturating_sub(start),
             input_length: tokens.len() as u64,
             output_length: *out,
             hash_ids: hasher.hash_ids(tokens),

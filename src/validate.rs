@@ -38,6 +38,9 @@ pub enum SharedPrefix {
     /// The leading block the main stream's first request read (cross-session sharing) is cached
     /// before the replay starts: the estimate from the first request.
     Recorded,
+    /// As `recorded`, and other sessions of the account keep the tools/system entries warm for
+    /// the whole replay (the `anthropic` model's `prefix_kept_warm`): they survive idle gaps.
+    KeptWarm,
 }
 
 /// Options of a validation run.
@@ -250,7 +253,10 @@ pub fn validate(
     for t in transcripts {
         let mut imported = build_scenarios(t, &ImportOptions::default());
         imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
-        let config = harness_config(&env.caches, t, &imported);
+        let mut config = harness_config(&env.caches, t, &imported);
+        if opts.shared_prefix == SharedPrefix::KeptWarm {
+            config.anthropic.prefix_kept_warm = true;
+        }
         let mut cache = cache::build_with(&opts.cache, &env.prices, &config)?;
         let main = imported.iter().find(|s| s.kind == StreamKind::Main);
         out.imports.push(ImportSummary {
@@ -278,7 +284,7 @@ pub fn validate(
                 tokenizer.clone(),
             )
             .map_err(|e| e.to_string())?;
-            if k == 0 && opts.shared_prefix == SharedPrefix::Recorded && imp.shared_prefix > 0 {
+            if k == 0 && opts.shared_prefix != SharedPrefix::None && imp.shared_prefix > 0 {
                 prewarm(&session, strategy.as_ref(), cache.as_mut());
             }
             let replay = engine::replay(&session, strategy.as_ref(), cache.as_mut(), env)
@@ -522,6 +528,7 @@ impl Validation {
             match o.shared_prefix {
                 SharedPrefix::None => "none (cold cache)",
                 SharedPrefix::Recorded => "the block the first request read",
+                SharedPrefix::KeptWarm => "the block the first request read, tools/system kept warm",
             },
             pct(o.tolerance),
             o.break_threshold * 100.0

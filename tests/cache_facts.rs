@@ -450,3 +450,322 @@ fn cache_config_file_overrides_and_errors() {
     let err = CacheConfig::from_toml_str("[foo]\nx = 1\n", "t.toml").unwrap_err();
     assert!(err.contains("unknown cache model table [foo]"), "{err}");
 }
+
+// ---- Model behaviour beyond §7 (documented rules each model must follow) ----
+
+fn with_reply(mut r: Request, reply: Arc<Segment>, reasoning: u64) -> Request {
+    r.output_tokens = reply.len() as u64 + reasoning;
+    r.reply = vec![reply];
+    r
+}
+
+#[test]
+fn paged_evicts_tails_first() {
+    // Pool of 4 blocks. A (48 tokens, 3 blocks) finishes; B needs 2 new blocks: one unused
+    // block plus the least recently freed one, A's tail (freed first, V6).
+    let mut c = PagedCache::new(PagedConfig {
+        block_size: 16,
+        capacity_blocks: 4,
+    });
+    let a = request("m", 0, vec![seg(1, Level::Messages, 0, 48, None)]);
+    send(&mut c, &a);
+    send(
+        &mut c,
+        &request("m", 10_000, vec![seg(2, Level::Messages, 5000, 32, None)]),
+    );
+    // A + 20 tokens: blocks 1-2 of A survive (evicting the head first would leave nothing).
+    let longer = request(
+        "m",
+        20_000,
+        vec![
+            a.segments[0].clone(),
+            seg(3, Level::Messages, 9000, 20, None),
+        ],
+    );
+    let out = send(&mut c, &longer);
+    assert_eq!(out.cached_tokens, 32);
+    assert_eq!(out.stop.unwrap().reason, BreakReason::Evicted);
+}
+
+#[test]
+fn paged_eviction_is_reported() {
+    let mut c = PagedCache::new(PagedConfig {
+        block_size: 16,
+        capacity_blocks: 4,
+    });
+    let a = request("m", 0, vec![seg(1, Level::Messages, 0, 64, None)]);
+    send(&mut c, &a);
+    send(
+        &mut c,
+        &request("m", 10_000, vec![seg(2, Level::Messages, 5000, 64, None)]),
+    );
+    let mut b = a.clone();
+    b.sent_at_ms = 20_000;
+    b.stream = "other".into();
+    let out = c.lookup(&b);
+    assert_eq!(out.cached_tokens, 0);
+    assert_eq!(out.stop.unwrap().reason, BreakReason::Evicted);
+}
+
+#[test]
+fn radix_evicts_lru_leaves() {
+    let mut c = RadixCache::new(RadixConfig {
+        page_size: 1,
+        capacity_tokens: 100,
+    });
+    let a = request("m", 0, vec![seg(1, Level::Messages, 0, 60, None)]);
+    send(&mut c, &a);
+    send(
+        &mut c,
+        &request("m", 10_000, vec![seg(2, Level::Messages, 5000, 60, None)]),
+    );
+    let mut again = a.clone();
+    again.sent_at_ms = 20_000;
+    again.stream = "other".into();
+    let out = c.lookup(&again);
+    assert_eq!(out.cached_tokens, 0);
+    assert_eq!(out.stop.unwrap().reason, BreakReason::Evicted);
+}
+
+#[test]
+fn automatic_caches_hold_the_visible_reply_not_reasoning() {
+    let prices = PriceTable::bundled();
+    // Prompt 1,100 + visible reply 300 (+ 5,000 reasoning tokens); the next prompt repeats the
+    // reply and adds 200: OpenAI stores 1,400 tokens = 10 blocks -> 1,280 read (without the
+    // reply it would be 8 blocks, 1,024).
+    let p1 = seg(1, Level::System, 0, 1100, None);
+    let reply = seg(2, Level::Messages, 10_000, 300, None);
+    let first = with_reply(request("gpt-4o", 0, vec![p1.clone()]), reply.clone(), 5000);
+    let next = request(
+        "gpt-4o",
+        60_000,
+        vec![p1, reply, seg(3, Level::Messages, 20_000, 200, None)],
+    );
+    for (name, expected) in [
+        ("openai", 1280),
+        ("paged", 1392),
+        ("radix", 1400),
+        ("ideal", 1400),
+    ] {
+        let mut c = cache::build(name, &prices).unwrap();
+        send(c.as_mut(), &first);
+        assert_eq!(send(c.as_mut(), &next).cached_tokens, expected, "{name}");
+    }
+    // Anthropic does not cache the reply: the next request reads the first prompt only.
+    let mut c = explicit();
+    let bp = |s: &Arc<Segment>| {
+        let mut x = (**s).clone();
+        x.breakpoint = Some(Ttl::FiveMinutes);
+        Arc::new(x)
+    };
+    let mut f = first.clone();
+    f.model = "claude-sonnet-4-5".into();
+    f.segments = vec![bp(&f.segments[0])];
+    send(&mut c, &f);
+    let mut n = next.clone();
+    n.model = "claude-sonnet-4-5".into();
+    n.segments = vec![
+        f.segments[0].clone(),
+        n.segments[1].clone(),
+        bp(&n.segments[2]),
+    ];
+    assert_eq!(send(&mut c, &n).cached_tokens, 1100);
+}
+
+#[test]
+fn openai_idle_ttl_and_max_age() {
+    let prices = PriceTable::bundled();
+    let p = |t| request("gpt-4.1", t, vec![seg(1, Level::System, 0, 2048, None)]);
+    let min = 60_000;
+    let mut c = cache::build("openai", &prices).unwrap();
+    send(c.as_mut(), &p(0));
+    // Every 9 min: each hit refreshes the 10 min idle timer...
+    for k in 1..=6 {
+        assert_eq!(
+            send(c.as_mut(), &p(k * 9 * min)).cached_tokens,
+            2048,
+            "at {} min",
+            k * 9
+        );
+    }
+    // ...but entries older than 1 h are gone (written at ~0, now 63 min).
+    let out = send(c.as_mut(), &p(63 * min));
+    assert_eq!(out.cached_tokens, 0);
+    assert_eq!(out.stop.unwrap().reason, BreakReason::TtlExpired);
+    // 11 min idle -> expired.
+    let mut c = cache::build("openai", &prices).unwrap();
+    send(c.as_mut(), &p(0));
+    assert_eq!(send(c.as_mut(), &p(11 * min)).cached_tokens, 0);
+}
+
+#[test]
+fn openai_5_6_writes_billed_no_rounding_30_min() {
+    let prices = PriceTable::bundled();
+    let p = |t| {
+        request(
+            "gpt-5.6-terra",
+            t,
+            vec![seg(1, Level::System, 0, 2006, None)],
+        )
+    };
+    let mut c = cache::build("openai-5.6", &prices).unwrap();
+    let first = send(c.as_mut(), &p(0));
+    assert_eq!(first.write_5m_tokens, 2006);
+    let terra = prices.get("gpt-5.6-terra").unwrap();
+    // 2,006 x $2.50 x 1.25 per MTok.
+    assert!((terra.cost(&first, 0) - 2006.0 * 2.5 * 1.25 / 1e6).abs() < 1e-12);
+    // No 128 rounding: the whole 2,006 tokens read.
+    assert_eq!(send(c.as_mut(), &p(29 * 60_000)).cached_tokens, 2006);
+    // 31 min idle after the last hit -> gone.
+    assert_eq!(send(c.as_mut(), &p(61 * 60_000)).cached_tokens, 0);
+}
+
+#[test]
+fn latency_reproduces_anthropic_launch_figures() {
+    let table = plancache::cache::LatencyTable::bundled();
+    let a = table.for_provider("anthropic");
+    let uncached = CacheOutcome {
+        prompt_tokens: 100_000,
+        ..CacheOutcome::default()
+    };
+    let cached = CacheOutcome {
+        prompt_tokens: 100_000,
+        cached_tokens: 100_000,
+        ..CacheOutcome::default()
+    };
+    // 100k tokens: 11.5 s uncached, 2.4 s cached; 10k uncached: 1.6 s.
+    assert!((a.ttft_ms(&uncached) - 11_500.0).abs() < 1.0);
+    assert!((a.ttft_ms(&cached) - 2_400.0).abs() < 1.0);
+    let small = CacheOutcome {
+        prompt_tokens: 10_000,
+        ..CacheOutcome::default()
+    };
+    assert!((a.ttft_ms(&small) - 1_600.0).abs() < 1.0);
+    // OpenAI: a 100k prompt is 80% faster cached.
+    let o = table.for_provider("openai");
+    assert!((o.ttft_ms(&cached) / o.ttft_ms(&uncached) - 0.2).abs() < 1e-3);
+}
+
+#[test]
+fn price_table_covers_the_models_with_sources() {
+    let t = PriceTable::bundled();
+    let expect = [
+        ("claude-sonnet-4", 3.0, 1024),
+        ("claude-sonnet-4-5", 3.0, 1024),
+        ("claude-sonnet-4-6", 3.0, 2048),
+        ("claude-opus-4", 15.0, 1024),
+        ("claude-opus-4-1", 15.0, 1024),
+        ("claude-opus-4-5", 5.0, 4096),
+        ("claude-opus-4-6", 5.0, 4096),
+        ("claude-haiku-4-5", 1.0, 4096),
+        ("gpt-4o", 2.5, 1024),
+        ("gpt-4.1", 2.0, 1024),
+        ("gpt-5", 1.25, 1024),
+        ("gpt-5.6-terra", 2.5, 1024),
+    ];
+    for (name, input, min) in expect {
+        let m = t.get(name).unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!((m.input, m.min_cacheable), (input, min), "{name}");
+        assert!(
+            !m.source.is_empty() && !m.date.is_empty(),
+            "{name} needs source and date"
+        );
+    }
+    // Read discounts per OpenAI model (O5) and Anthropic 0.1.
+    assert_eq!(t.get("gpt-4o").unwrap().read, 0.5);
+    assert_eq!(t.get("gpt-4.1").unwrap().read, 0.25);
+    assert_eq!(t.get("gpt-5").unwrap().read, 0.1);
+    assert_eq!(t.get("claude-opus-4-1").unwrap().read * 15.0, 1.5);
+}
+
+#[test]
+fn free_writes_are_billed_as_plain_input() {
+    let t = PriceTable::bundled();
+    let m = t.get("claude-sonnet-4-5").unwrap();
+    let o = CacheOutcome {
+        prompt_tokens: 1000,
+        write_5m_tokens: 1000,
+        ..CacheOutcome::default()
+    };
+    assert!((m.cost_billed(&o, 0, true) - 1000.0 * 3.75 / 1e6).abs() < 1e-12);
+    assert!((m.cost_billed(&o, 0, false) - 1000.0 * 3.0 / 1e6).abs() < 1e-12);
+}
+
+#[test]
+fn a_previous_prompt_below_the_minimum_explains_the_miss() {
+    // Opus 4.5 (minimum 4,096): a 3,000-token request writes nothing, so the next one, which
+    // extends it to 5,000 tokens, reads nothing and says why.
+    let mut c = cache::build("anthropic", &PriceTable::bundled()).unwrap();
+    let head = vec![
+        seg(1, Level::Tools, 0, 1000, None),
+        seg(2, Level::System, 5000, 1500, None),
+        seg(3, Level::Messages, 9000, 500, None),
+    ];
+    let first = send(c.as_mut(), &request("claude-opus-4-5", 0, head.clone()));
+    assert_eq!((first.cached_tokens, first.cache_write_tokens()), (0, 0));
+    let mut longer = head;
+    longer.push(seg(4, Level::Messages, 20_000, 2000, None));
+    let out = send(c.as_mut(), &request("claude-opus-4-5", 10_000, longer));
+    assert_eq!((out.cached_tokens, out.write_1h_tokens), (0, 5000));
+    assert_eq!(out.stop.unwrap().reason, BreakReason::BelowMinimum);
+}
+
+#[test]
+fn speed_toggle_invalidates_system_and_messages_but_not_tools() {
+    // One system block: the Claude Code layout marks the last tool and the system block, so the
+    // tools (1,300 tokens) are an entry of their own (A12: `speed` invalidates system+messages).
+    let mut c = cache::build("anthropic", &PriceTable::bundled()).unwrap();
+    let r = |t| {
+        request(
+            "claude-sonnet-4-5",
+            t,
+            vec![
+                seg(1, Level::Tools, 0, 600, None),
+                seg(2, Level::Tools, 10_000, 700, None),
+                seg(3, Level::System, 20_000, 5000, None),
+                seg(4, Level::Messages, 40_000, 500, None),
+            ],
+        )
+    };
+    send(c.as_mut(), &r(0));
+    let mut fast = r(10_000);
+    fast.settings.fast = true;
+    let out = send(c.as_mut(), &fast);
+    assert_eq!(out.cached_tokens, 1300);
+    let stop = out.stop.unwrap();
+    assert_eq!(
+        (stop.level, stop.reason),
+        (Level::System, BreakReason::PrefixChanged)
+    );
+    // Thinking budget changes invalidate only the messages.
+    let mut think = fast.clone();
+    think.sent_at_ms = 20_000;
+    think.settings.thinking_budget = Some(4096);
+    assert_eq!(send(c.as_mut(), &think).cached_tokens, 6300);
+}
+
+#[test]
+fn plan_mode_transitions_do_not_break_claude_codes_cache() {
+    // §8: under Claude Code's layout and permission-mode (tools and system never change), every
+    // request after the first reads at least 99% of the previous request's prompt, plan-mode
+    // entry, ExitPlanMode, approval and rejection included.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let strategy = plancache::strategy::parse_list("permission-mode").unwrap();
+    let env = ReplayEnv::default();
+    for file in ["scenarios/auth-plan.toml", "scenarios/exercise-3.toml"] {
+        let session = Session::load(&root.join(file), None).unwrap();
+        let mut c = cache::build("anthropic", &env.prices).unwrap();
+        let replay = engine::replay(&session, strategy[0].as_ref(), c.as_mut(), &env).unwrap();
+        for pair in replay.rows.windows(2) {
+            let (prev, cur) = (&pair[0], &pair[1]);
+            assert!(
+                cur.cached_tokens * 100 >= prev.prompt_tokens * 99,
+                "{file} request {}: read {} of the previous {}",
+                cur.request,
+                cur.cached_tokens,
+                prev.prompt_tokens
+            );
+            assert_eq!(cur.break_reason, "", "{file} request {}", cur.request);
+        }
+    }
+}

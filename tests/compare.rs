@@ -114,7 +114,7 @@ fn fails_with_a_table_naming_the_regression_and_its_breaks() {
         "{out}"
     );
     assert!(
-        out.contains("| auth-plan | toolset-swap | anthropic | cost $ | 0.230000 | 0.244342 | +0.014342 (+6.2%) | 5% | **new** request 2: tools: prefix changed at tool:EnterPlanMode (token 1060)<br>request 6: messages: prefix changed at step2:assistant (token 11791) |"),
+        out.contains("| auth-plan | toolset-swap | anthropic | cost $ | 0.230000 | 0.244342 | +0.014342 (+6.2%) | 5% | **new** request 2: tools: prefix changed at tool:EnterPlanMode (token 1060)<br>request 6: tools: prefix changed at tool:Edit (token 1060) |"),
         "{out}"
     );
 }

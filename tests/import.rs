@@ -222,3 +222,84 @@ fn replayed_prompts_codex(imp: &ImportedScenario) -> Vec<u64> {
     }
     total
 }
+
+#[test]
+fn the_cli_writes_one_scenario_per_stream_and_rejects_bad_input() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("s.toml");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_plancache"))
+            .args(args)
+            .output()
+            .expect("runs")
+    };
+    let o = run(&[
+        "import".as_ref(),
+        "claude-code".as_ref(),
+        fixture("sidechains.jsonl").as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "s.toml",
+        "s.agent-1.toml",
+        "s.agent-2.toml",
+        "s.agent-3.toml",
+    ] {
+        let p = dir.path().join(f);
+        let text = std::fs::read_to_string(&p).expect(f);
+        load_str(&text, &p).expect("each written scenario loads");
+    }
+    // A file with no request in it, an unknown kind, a missing file: exit 2 with the reason.
+    let o = run(&[
+        "import".as_ref(),
+        "claude-code".as_ref(),
+        fixture("NOTICE.md").as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no API request"));
+    let o = run(&[
+        "import".as_ref(),
+        "cursor".as_ref(),
+        fixture("breaks.jsonl").as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("known kinds: claude-code, codex"));
+    let o = run(&["validate".as_ref(), "missing.jsonl".as_ref()]);
+    assert_eq!(o.status.code(), Some(2));
+    // validate writes both files.
+    let vdir = dir.path().join("v");
+    let o = run(&[
+        "validate".as_ref(),
+        fixture("plan_mode.jsonl").as_os_str(),
+        "--out".as_ref(),
+        vdir.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(vdir.join("validation.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 1 + 7);
+    assert!(vdir.join("validation.md").exists());
+}
+
+#[test]
+fn unanswered_or_repeated_plan_calls_do_not_stop_the_replay() {
+    // EnterPlanMode answered (enters plan), EnterPlanMode again while in plan (left out), then an
+    // ExitPlanMode the log never answers (left out): the scenario still replays to the end.
+    let rec = |line: &str| line.to_string();
+    let text = [
+        rec(r#"{"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,"timestamp":"2025-10-01T10:00:00Z","message":{"role":"user","content":"plan it"}}"#),
+        rec(r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","isSidechain":false,"timestamp":"2025-10-01T10:00:02Z","requestId":"r1","message":{"model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"EnterPlanMode","input":{}}],"usage":{"input_tokens":3,"cache_creation_input_tokens":5000,"cache_read_input_tokens":0}}}"#),
+        rec(r#"{"type":"user","uuid":"u2","parentUuid":"a1","isSidechain":false,"timestamp":"2025-10-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Entered plan mode"}]}}"#),
+        rec(r#"{"type":"assistant","uuid":"a2","parentUuid":"u2","isSidechain":false,"timestamp":"2025-10-01T10:00:07Z","requestId":"r2","message":{"model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t2","name":"EnterPlanMode","input":{}}],"usage":{"input_tokens":3,"cache_creation_input_tokens":40,"cache_read_input_tokens":5000}}}"#),
+        rec(r#"{"type":"user","uuid":"u3","parentUuid":"a2","isSidechain":false,"timestamp":"2025-10-01T10:00:08Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"Already in plan mode","is_error":true}]}}"#),
+        rec(r#"{"type":"assistant","uuid":"a3","parentUuid":"u3","isSidechain":false,"timestamp":"2025-10-01T10:00:10Z","requestId":"r3","message":{"model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t3","name":"ExitPlanMode","input":{"plan":"do it"}}],"usage":{"input_tokens":3,"cache_creation_input_tokens":30,"cache_read_input_tokens":5040}}}"#),
+    ]
+    .join("\n");
+    let mut t = plancache::import::claude_code::parse(&text);
+    t.name = "inline".into();
+    let s = build_scenarios(&t, &ImportOptions::default());
+    assert_eq!(s[0].notes.len(), 2, "{:?}", s[0].notes);
+    assert_eq!(replayed_prompts(&s[0]), vec![5003, 5043, 5073]);
+}

@@ -191,3 +191,27 @@ fn the_anthropic_model_with_the_recorded_ttl_replays_claude_code() {
     assert_eq!((b.recorded_breaks, b.predicted_breaks), (4, 4));
     assert_eq!(b.recall, Some(1.0));
 }
+
+#[test]
+fn torn_lines_anywhere_in_a_real_transcript_never_panic() {
+    // Tear each line of the smallest real transcript in turn (keep its first half): the torn
+    // record is counted, and import + replay + comparison still finish.
+    let text = std::fs::read_to_string(fixture("dkimuson_1af7fc5e.jsonl")).expect("read");
+    let lines: Vec<&str> = text.lines().collect();
+    for i in 0..lines.len() {
+        let mut torn: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        // Cut at half the line, moved back to a character boundary (MSRV 1.85: no
+        // floor_char_boundary).
+        let mut cut = torn[i].len() / 2;
+        while !torn[i].is_char_boundary(cut) {
+            cut -= 1;
+        }
+        torn[i].truncate(cut);
+        let mut t = plancache::import::claude_code::parse(&torn.join("\n"));
+        t.name = format!("torn-{i}");
+        assert_eq!(t.skipped.len(), 1, "line {}", i + 1);
+        assert_eq!(t.skipped[0].line, i + 1);
+        let v = validate(&[t], &ValidateOptions::default(), &ReplayEnv::default());
+        assert!(v.is_ok(), "line {}: {:?}", i + 1, v.err());
+    }
+}

@@ -53,6 +53,9 @@ pub struct BreakpointConfig {
     /// TTL class of the moving message breakpoint (Claude Code 2.1 main thread: 1 h; older
     /// versions and most subagent streams: 5 m) and of the automatic breakpoint.
     pub message_ttl: Ttl,
+    /// TTL class of the message breakpoint in streams other than `main` (subagents); Claude
+    /// Code writes 5 min entries in most subagent streams (§8). `None`: use `message_ttl`.
+    pub subagent_message_ttl: Option<Ttl>,
     /// Whether the scenario's own `cache_control` marks are honoured besides the layout's.
     pub explicit_breakpoints: bool,
     /// Read lookback in block positions per breakpoint, the breakpoint included; 0 = unlimited.
@@ -83,6 +86,7 @@ impl Default for BreakpointConfig {
             layout: Layout::ClaudeCode,
             system_ttl: Ttl::OneHour,
             message_ttl: Ttl::OneHour,
+            subagent_message_ttl: Some(Ttl::FiveMinutes),
             explicit_breakpoints: false,
             lookback: 20,
             max_breakpoints: 4,
@@ -125,6 +129,7 @@ impl BreakpointConfig {
             layout: Layout::Automatic,
             message_ttl: Ttl::FiveMinutes,
             system_ttl: Ttl::FiveMinutes,
+            subagent_message_ttl: None,
             explicit_breakpoints: true,
             lookback: 0,
             max_breakpoints: 4,
@@ -168,9 +173,9 @@ struct Entry {
 
 #[derive(Debug, Default)]
 struct ModelState {
-    entries: HashMap<u64, Entry>,
+    entries: common::HashKeyed<u64, Entry>,
     /// Prefix hashes of every earlier prompt, to tell "changed" from "never written".
-    seen: HashMap<u64, ()>,
+    seen: common::HashKeyed<u64, ()>,
     started: bool,
 }
 
@@ -181,6 +186,7 @@ pub struct BreakpointCache {
     config: BreakpointConfig,
     min_by_model: HashMap<String, u64>,
     models: HashMap<String, ModelState>,
+    streams: common::StreamHistory,
 }
 
 /// A breakpoint of one request: segment index and TTL class.
@@ -197,6 +203,7 @@ impl BreakpointCache {
             config,
             min_by_model,
             models: HashMap::new(),
+            streams: common::StreamHistory::default(),
         }
     }
 
@@ -256,10 +263,14 @@ impl BreakpointCache {
                         out.push((*last, ttl));
                     }
                 }
+                let msg_ttl = match self.config.subagent_message_ttl {
+                    Some(t) if req.stream != "main" => t,
+                    _ => self.config.message_ttl,
+                };
                 if first_msg < segs.len() {
                     if let Some(i) = last_nonempty(segs.len()) {
                         if i >= first_msg {
-                            out.push((i, self.config.message_ttl));
+                            out.push((i, msg_ttl));
                         }
                     }
                 }
@@ -304,6 +315,9 @@ impl CacheModel for BreakpointCache {
         let ends = common::segment_ends(&req.segments);
         let bps = self.breakpoints(req);
         let min = self.min_cacheable(&req.model);
+        // Salted hashes: a settings change shows as a change at the level it invalidates.
+        let departure = self.streams.departure(req, &hashes);
+        self.streams.record(req, hashes.clone());
         let others = self
             .models
             .iter()
@@ -399,8 +413,22 @@ impl CacheModel for BreakpointCache {
                     BreakReason::LookbackExceeded
                 };
                 reason_at(reason, start)
+            } else if let Some(stop) = common::departure_stop(req, departure, &ends) {
+                Some(stop)
             } else if !bps.is_empty() && eligible.is_empty() {
                 reason_at(BreakReason::BelowMinimum, start)
+            } else if departure == common::Departure::Extends {
+                // The prompt extends the stream's previous one, which left nothing readable:
+                // it was too short to cache, or no breakpoint covered it.
+                let seen = (0..hashes.len())
+                    .take_while(|&p| state.seen.contains_key(&hashes[p]))
+                    .last()
+                    .map_or(0, |p| ends[p]);
+                if seen < min {
+                    reason_at(BreakReason::BelowMinimum, start)
+                } else {
+                    reason_at(BreakReason::NotWritten, start)
+                }
             } else if bps.is_empty() || !had_entries {
                 reason_at(BreakReason::NotWritten, start)
             } else {

@@ -6,7 +6,8 @@
 //! V3). Segment hashes cost O(segments) per request; block hashes are memoized across the recent
 //! requests so only tokens not seen in a recent request are hashed again.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,28 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use super::{BreakReason, ReuseStop};
 use crate::prompt::{Level, Request, Segment};
+
+/// A hasher for keys that are already hashes (chained xxh3 values): mixes the written words with
+/// one multiply instead of running SipHash over them.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.write_u64(xxh3_64(bytes));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map keyed by hashes.
+pub(crate) type HashKeyed<K, V> = HashMap<K, V, BuildHasherDefault<PreHashed>>;
+/// A set of hashes.
+pub(crate) type HashSetKeyed<K> = HashSet<K, BuildHasherDefault<PreHashed>>;
 
 /// Chained hash of a prefix ending with `seg`, given the hash of the prefix before it and a salt
 /// for the segment's level (request settings that invalidate that level).
@@ -79,8 +102,11 @@ pub(crate) fn cold_reason(other_models_cached: bool) -> BreakReason {
 #[derive(Debug, Default)]
 pub(crate) struct SeenPrefixes {
     /// hash -> earliest time the stored prefix became readable
-    stored: HashMap<u64, u64>,
-    seen: HashMap<u64, ()>,
+    stored: HashKeyed<u64, u64>,
+    seen: HashKeyed<u64, ()>,
+    /// Prefixes some recorded sequence continues past (so a prompt that stops matching right
+    /// after one changed something, while one that passes a sequence's end only extends it).
+    continued: HashKeyed<u64, ()>,
 }
 
 /// How far a request's prompt matches what was stored / seen, in whole segments.
@@ -92,6 +118,9 @@ pub(crate) struct SeenMatch {
     pub stored_any: u64,
     /// Tokens of the longest segment prefix any earlier prompt contained.
     pub seen: u64,
+    /// The matched prefix is the whole of a recorded sequence: the prompt extends it rather
+    /// than departing from it.
+    pub extends: bool,
 }
 
 impl SeenPrefixes {
@@ -99,8 +128,19 @@ impl SeenPrefixes {
         for h in hashes {
             self.seen.insert(*h, ());
         }
+        self.record_continued(hashes);
     }
 
+    /// Records that each prefix of the sequence `hashes` but the last is continued.
+    pub fn record_continued(&mut self, hashes: &[u64]) {
+        if let Some((_, init)) = hashes.split_last() {
+            for h in init {
+                self.continued.insert(*h, ());
+            }
+        }
+    }
+
+    /// Records stored prefixes, readable from `visible_at`.
     pub fn record_stored(&mut self, hashes: &[u64], visible_at: u64) {
         for h in hashes {
             let e = self.stored.entry(*h).or_insert(visible_at);
@@ -117,6 +157,7 @@ impl SeenPrefixes {
                 break;
             }
             m.seen = ends[i];
+            m.extends = !self.continued.contains_key(h);
             let before = if i == 0 { 0 } else { ends[i - 1] };
             if let Some(&vis) = stored {
                 if m.stored_any == before {
@@ -128,6 +169,60 @@ impl SeenPrefixes {
             }
         }
         m
+    }
+}
+
+/// The previous prompt of each request stream (model and chained segment hashes), so a break can
+/// be explained against what the stream sent last: the first segment that differs from it, or a
+/// model change.
+#[derive(Debug, Default)]
+pub(crate) struct StreamHistory {
+    last: HashMap<String, (String, Vec<u64>)>,
+}
+
+/// How a request relates to its stream's previous request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Departure {
+    /// First request of the stream.
+    First,
+    /// The prompt extends (or repeats) the stream's previous prompt.
+    Extends,
+    /// The previous request ran on another model.
+    ModelChanged,
+    /// The prompt differs from the previous one from this segment on.
+    ChangedAt(usize),
+}
+
+impl StreamHistory {
+    pub fn departure(&self, req: &Request, hashes: &[u64]) -> Departure {
+        let Some((model, prev)) = self.last.get(&req.stream) else {
+            return Departure::First;
+        };
+        if model != &req.model {
+            return Departure::ModelChanged;
+        }
+        match prev.iter().zip(hashes).position(|(a, b)| a != b) {
+            Some(i) => Departure::ChangedAt(i),
+            None if hashes.len() < prev.len() => Departure::ChangedAt(hashes.len()),
+            None => Departure::Extends,
+        }
+    }
+
+    pub fn record(&mut self, req: &Request, hashes: Vec<u64>) {
+        self.last
+            .insert(req.stream.clone(), (req.model.clone(), hashes));
+    }
+}
+
+/// The stop for a request that departs from its stream's previous prompt, if it does.
+pub(crate) fn departure_stop(req: &Request, d: Departure, ends: &[u64]) -> Option<ReuseStop> {
+    match d {
+        Departure::First | Departure::Extends => None,
+        Departure::ModelChanged => stop_at(req, 0, BreakReason::ModelChanged),
+        Departure::ChangedAt(i) => {
+            let start = if i == 0 { 0 } else { ends[i - 1] };
+            stop_at(req, start, BreakReason::PrefixChanged)
+        }
     }
 }
 
@@ -145,6 +240,7 @@ pub(crate) fn automatic_stop(
     seen: SeenMatch,
     unit: u64,
     gone: BreakReason,
+    departure: Option<ReuseStop>,
 ) -> Option<ReuseStop> {
     let unit = unit.max(1);
     let whole = |n: u64| n / unit * unit;
@@ -168,12 +264,15 @@ pub(crate) fn automatic_stop(
         // caches only report it when a whole block is missing, handled above).
         return stop_at(req, live, gone);
     }
+    if departure.is_some() {
+        return departure;
+    }
     if below_min {
         return stop_at(req, live, BreakReason::BelowMinimum);
     }
     // The prompt departs from everything seen before at `seen.seen` (a segment boundary); when
     // the match reaches that point, up to the cache's granularity, the change is the cause.
-    if seen.seen < prompt && (live >= seen.seen || seen.seen < cached + unit) {
+    if seen.seen < prompt && !seen.extends && (live >= seen.seen || seen.seen < cached + unit) {
         return stop_at(req, live.max(seen.seen), BreakReason::PrefixChanged);
     }
     let matched = live.max(seen.stored_visible);

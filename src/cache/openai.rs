@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, duration_str, BlockHasher, SeenPrefixes};
+use super::common::{self, duration_str, BlockHasher, HashKeyed, SeenPrefixes, StreamHistory};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::{Request, Segment};
 
@@ -71,7 +71,7 @@ struct Entry {
 
 #[derive(Debug)]
 struct ModelState {
-    blocks: HashMap<u64, Entry>,
+    blocks: HashKeyed<u64, Entry>,
     hasher: BlockHasher,
     seen: SeenPrefixes,
 }
@@ -81,6 +81,7 @@ struct ModelState {
 pub struct OpenAiCache {
     config: OpenAiConfig,
     models: HashMap<String, ModelState>,
+    streams: StreamHistory,
 }
 
 impl OpenAiCache {
@@ -88,6 +89,7 @@ impl OpenAiCache {
         OpenAiCache {
             config,
             models: HashMap::new(),
+            streams: StreamHistory::default(),
         }
     }
 
@@ -116,6 +118,10 @@ impl CacheModel for OpenAiCache {
             ..CacheOutcome::default()
         };
         let others = self.models.keys().any(|m| m != &req.model);
+        let seg_hashes = common::segment_hashes(req.segments.iter());
+        let ends = common::segment_ends(&req.segments);
+        let departure = self.streams.departure(req, &seg_hashes);
+        self.streams.record(req, seg_hashes.clone());
         let Some(mut state) = self.models.remove(&req.model) else {
             // Cold: the prompt is written (free) if long enough.
             if prompt >= self.config.min_tokens {
@@ -159,8 +165,6 @@ impl CacheModel for OpenAiCache {
             outcome.write_5m_tokens = (prompt / unit * unit).saturating_sub(cached);
         }
         outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
-        let seg_hashes = common::segment_hashes(req.segments.iter());
-        let ends = common::segment_ends(&req.segments);
         let seen = state.seen.matches(&seg_hashes, &ends, now);
         let below_min = cached == 0 && (prompt < self.config.min_tokens || live > 0);
         outcome.stop = common::automatic_stop(
@@ -173,6 +177,7 @@ impl CacheModel for OpenAiCache {
             seen,
             unit,
             BreakReason::TtlExpired,
+            common::departure_stop(req, departure, &ends),
         );
         self.models.insert(req.model.clone(), state);
         outcome
@@ -184,7 +189,7 @@ impl CacheModel for OpenAiCache {
             .models
             .entry(req.model.clone())
             .or_insert_with(|| ModelState {
-                blocks: HashMap::new(),
+                blocks: HashKeyed::default(),
                 hasher: BlockHasher::new(self.config.increment.max(1) as usize),
                 seen: SeenPrefixes::default(),
             });
@@ -226,6 +231,7 @@ impl CacheModel for OpenAiCache {
         }
         let all_hashes = common::segment_hashes(all.iter());
         let n = req.segments.len();
+        state.seen.record_continued(&all_hashes);
         state.seen.record_stored(&all_hashes[..n], visible_at);
         state.seen.record_stored(&all_hashes[n..], completed);
     }

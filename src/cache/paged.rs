@@ -10,12 +10,12 @@
 //! - No TTL. Decode blocks are cached as they fill: the visible reply becomes part of the
 //!   cached sequence once complete (§8); reasoning tokens are not repeated by the next prompt.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, BlockHasher, SeenPrefixes};
+use super::common::{self, BlockHasher, HashKeyed, HashSetKeyed, SeenPrefixes, StreamHistory};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::{Request, Segment};
 
@@ -46,9 +46,13 @@ struct Block {
     hash: Option<(u64, u64)>,
     ref_cnt: u32,
     visible_at: u64,
-    /// Position in the free list (LRU order), when free.
-    free_seq: Option<u64>,
+    /// Neighbours in the free list (least recently freed at the head), when free.
+    prev: usize,
+    next: usize,
+    free: bool,
 }
+
+const NIL: usize = usize::MAX;
 
 #[derive(Debug)]
 struct ModelState {
@@ -62,13 +66,16 @@ struct ModelState {
 pub struct PagedCache {
     config: PagedConfig,
     blocks: Vec<Block>,
-    by_hash: HashMap<(u64, u64), usize>,
-    free: BTreeMap<u64, usize>,
-    next_seq: u64,
+    by_hash: HashKeyed<(u64, u64), usize>,
+    /// Doubly linked LRU free list (vLLM's `FreeKVCacheBlockQueue`): O(1) append, pop and
+    /// removal from the middle when a cached block is hit again.
+    free_head: usize,
+    free_tail: usize,
     /// Requests still generating: (completes at, their blocks in order).
     running: Vec<(u64, Vec<usize>)>,
-    evicted: HashSet<(u64, u64)>,
+    evicted: HashSetKeyed<(u64, u64)>,
     models: HashMap<String, ModelState>,
+    streams: StreamHistory,
 }
 
 fn model_key(model: &str) -> u64 {
@@ -80,12 +87,13 @@ impl PagedCache {
         PagedCache {
             config,
             blocks: Vec::new(),
-            by_hash: HashMap::new(),
-            free: BTreeMap::new(),
-            next_seq: 0,
+            by_hash: HashKeyed::default(),
+            free_head: NIL,
+            free_tail: NIL,
             running: Vec::new(),
-            evicted: HashSet::new(),
+            evicted: HashSetKeyed::default(),
             models: HashMap::new(),
+            streams: StreamHistory::default(),
         }
     }
 
@@ -106,12 +114,42 @@ impl PagedCache {
                 let b = &mut self.blocks[id];
                 b.ref_cnt = b.ref_cnt.saturating_sub(1);
                 if b.ref_cnt == 0 {
-                    b.free_seq = Some(self.next_seq);
-                    self.free.insert(self.next_seq, id);
-                    self.next_seq += 1;
+                    self.push_free(id);
                 }
             }
         }
+    }
+
+    fn push_free(&mut self, id: usize) {
+        let tail = self.free_tail;
+        let b = &mut self.blocks[id];
+        b.free = true;
+        b.prev = tail;
+        b.next = NIL;
+        if tail == NIL {
+            self.free_head = id;
+        } else {
+            self.blocks[tail].next = id;
+        }
+        self.free_tail = id;
+    }
+
+    fn unlink_free(&mut self, id: usize) {
+        let (prev, next) = (self.blocks[id].prev, self.blocks[id].next);
+        if prev == NIL {
+            self.free_head = next;
+        } else {
+            self.blocks[prev].next = next;
+        }
+        if next == NIL {
+            self.free_tail = prev;
+        } else {
+            self.blocks[next].prev = prev;
+        }
+        let b = &mut self.blocks[id];
+        b.free = false;
+        b.prev = NIL;
+        b.next = NIL;
     }
 
     /// A block for new content: a never-used one while the pool has room, else the least
@@ -122,13 +160,18 @@ impl PagedCache {
                 hash: None,
                 ref_cnt: 0,
                 visible_at: 0,
-                free_seq: None,
+                prev: NIL,
+                next: NIL,
+                free: false,
             });
             return Some(self.blocks.len() - 1);
         }
-        let (_, id) = self.free.pop_first()?;
+        let id = self.free_head;
+        if id == NIL {
+            return None;
+        }
+        self.unlink_free(id);
         let b = &mut self.blocks[id];
-        b.free_seq = None;
         if let Some(k) = b.hash.take() {
             self.by_hash.remove(&k);
             self.evicted.insert(k);
@@ -191,6 +234,8 @@ impl CacheModel for PagedCache {
         let seg_hashes = common::segment_hashes(req.segments.iter());
         let ends = common::segment_ends(&req.segments);
         let seen = state.seen.matches(&seg_hashes, &ends, now);
+        let departure = self.streams.departure(req, &seg_hashes);
+        self.streams.record(req, seg_hashes);
         outcome.stop = if fresh {
             common::stop_at(req, 0, common::cold_reason(others))
         } else {
@@ -204,6 +249,7 @@ impl CacheModel for PagedCache {
                 seen,
                 bs,
                 BreakReason::Evicted,
+                common::departure_stop(req, departure, &ends),
             )
         };
         outcome
@@ -231,9 +277,11 @@ impl CacheModel for PagedCache {
             };
             if let Some(&id) = self.by_hash.get(&(mk, *h)) {
                 let b = &mut self.blocks[id];
-                if let Some(seq) = b.free_seq.take() {
-                    self.free.remove(&seq);
+                let was_free = b.free;
+                if was_free {
+                    self.unlink_free(id);
                 }
+                let b = &mut self.blocks[id];
                 b.ref_cnt += 1;
                 b.visible_at = b.visible_at.min(vis);
                 held.push(id);
@@ -260,6 +308,7 @@ impl CacheModel for PagedCache {
             .take_while(|&&e| e as usize <= stored_upto)
             .count();
         let kp = k.min(n);
+        state.seen.record_continued(&seg_hashes);
         state.seen.record_stored(&seg_hashes[..kp], visible_at);
         if k > n {
             state.seen.record_stored(&seg_hashes[n..k], completed);

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, SeenPrefixes};
+use super::common::{self, SeenPrefixes, StreamHistory};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::{Request, Segment, TokenId};
 
@@ -83,6 +83,7 @@ pub struct RadixCache {
     running: Vec<(u64, String, usize)>,
     /// Logical clock for LRU order (ties broken by request order, not wall time).
     tick: u64,
+    streams: StreamHistory,
 }
 
 fn flat(segments: &[Arc<Segment>]) -> Vec<TokenId> {
@@ -151,7 +152,12 @@ impl Tree {
             let ckey = &self.nodes[child].key;
             let klen = ckey.len();
             let rest = &tokens[pos..];
-            let mut common = ckey.iter().zip(rest).take_while(|(a, b)| a == b).count();
+            // Whole-edge comparison first (a memcmp), token by token only where it differs.
+            let mut common = if rest.len() >= klen && ckey[..] == rest[..klen] {
+                klen
+            } else {
+                ckey.iter().zip(rest).take_while(|(a, b)| a == b).count()
+            };
             common -= common % page;
             self.nodes[child].last_access = tick;
             if common < klen {
@@ -212,6 +218,7 @@ impl RadixCache {
             total_tokens: 0,
             running: Vec::new(),
             tick: 0,
+            streams: StreamHistory::default(),
         }
     }
 
@@ -283,6 +290,10 @@ impl CacheModel for RadixCache {
             ..CacheOutcome::default()
         };
         let others = self.trees.keys().any(|m| m != &req.model);
+        let seg_hashes = common::segment_hashes(req.segments.iter());
+        let ends = common::segment_ends(&req.segments);
+        let departure = self.streams.departure(req, &seg_hashes);
+        self.streams.record(req, seg_hashes.clone());
         let Some(tree) = self.trees.get_mut(&req.model) else {
             outcome.write_5m_tokens = prompt / page as u64 * page as u64;
             outcome.uncached_input_tokens = prompt - outcome.write_5m_tokens;
@@ -296,8 +307,6 @@ impl CacheModel for RadixCache {
         outcome.cached_tokens = cached;
         outcome.write_5m_tokens = (prompt / page as u64 * page as u64).saturating_sub(cached);
         outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
-        let seg_hashes = common::segment_hashes(req.segments.iter());
-        let ends = common::segment_ends(&req.segments);
         let seen = tree.seen.matches(&seg_hashes, &ends, now);
         outcome.stop = common::automatic_stop(
             req,
@@ -309,6 +318,7 @@ impl CacheModel for RadixCache {
             seen,
             page as u64,
             BreakReason::Evicted,
+            common::departure_stop(req, departure, &ends),
         );
         outcome
     }
@@ -338,6 +348,7 @@ impl CacheModel for RadixCache {
         let stored = full.len() / page * page;
         let ends = common::segment_ends(&all);
         let k = ends.iter().take_while(|&&e| e as usize <= stored).count();
+        tree.seen.record_continued(&seg_hashes);
         tree.seen.record_stored(&seg_hashes[..k.min(n)], visible_at);
         if k > n {
             tree.seen.record_stored(&seg_hashes[n..k], completed);

@@ -504,7 +504,23 @@ fn build_stream(
                 ..Call::default()
             };
             match name.as_str() {
-                "EnterPlanMode" if mode != Mode::Plan => {
+                "EnterPlanMode" | "ExitPlanMode" if idx.is_none() => {
+                    // Unanswered (the log ends, or the answer was lost): the state machine would
+                    // wait for it forever, so the call is left out.
+                    notes.push(format!(
+                        "request {}: {name} has no result in the transcript; the call is left out",
+                        r.request_id
+                    ));
+                    continue;
+                }
+                "EnterPlanMode" if mode == Mode::Plan => {
+                    notes.push(format!(
+                        "request {}: EnterPlanMode while already in plan mode; the call is left out and its result kept as text",
+                        r.request_id
+                    ));
+                    continue;
+                }
+                "EnterPlanMode" => {
                     // Deferred: the answer is an approve/decline step; its result text follows.
                     plan_answer = Some(if is_error {
                         Step::Decline(Target::Enter)

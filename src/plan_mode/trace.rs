@@ -31,15 +31,15 @@ impl fmt::Display for TraceEntry {
         } else {
             format!("[{} -> {}]", self.mode_before, self.mode_after)
         };
-        let stream = if self.stream == "main" {
-            String::new()
+        let place = if self.stream == "main" {
+            format!("step {:>3}", self.step)
         } else {
-            format!(" ({})", self.stream)
+            format!("step {:>3} ({})", self.step, self.stream)
         };
         write!(
             f,
-            "step {:>3}{stream} {mode:<24} {:<28} {}",
-            self.step, self.event, self.decision
+            "{place:<24} {mode:<24} {:<28} {}",
+            self.event, self.decision
         )
     }
 }

@@ -427,6 +427,11 @@ pub struct AgentSpec {
     /// The main stream's tool that launches it.
     #[serde(default = "default_agent_tool")]
     pub tool: String,
+    /// Agent type (e.g. `Explore`). Agents of one type share their system prompt, so a
+    /// count-only system prompt is identified by the type and their cache prefixes match; without
+    /// a type each agent's count-only system prompt is its own content.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
     /// The subagent's own system prompt.
     pub system: Blocks,
     /// Names of the tools it is given (from the session's tools), in prompt order.

@@ -428,6 +428,8 @@ fn subagents(p: &GeneratorParams, rng: &mut Rng) -> Vec<AgentSpec> {
             AgentSpec {
                 name: format!("explore-{}", k + 1),
                 tool: "Agent".into(),
+                // Explore agents share one system prompt, as Claude Code's do.
+                agent_type: Some("Explore".into()),
                 system: Blocks::One(tokens(p.subagent_system_tokens)),
                 tools: EXPLORE_TOOLS.iter().map(|s| s.to_string()).collect(),
                 prompt: TextOrContent::Content(tokens(rng.between(80, 300))),
