@@ -286,3 +286,29 @@ fn machine_and_timeline_show_rejections_and_edits() {
         ["mode plan", "rejected", "rejected", "plan approved"]
     );
 }
+
+#[test]
+fn cost_split_matches_billing_under_every_cache_model() {
+    // Providers that charge nothing extra for writes bill them as plain input; the split must
+    // follow each model's billing so its parts add up to the rows' cost.
+    let sessions =
+        plancache::cli::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
+    let strategies = strategy::parse_list("permission-mode,toolset-swap").unwrap();
+    let caches: Vec<String> = plancache::cache::CACHE_NAMES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let run = engine::run(&sessions, &strategies, &caches, &ReplayEnv::default()).unwrap();
+    let prices = PriceTable::bundled();
+    for r in &run.replays {
+        let s = data::cost_split(&r.rows, &prices).unwrap();
+        let total: f64 = r.rows.iter().map(|x| x.cost_usd).sum();
+        assert!(
+            (s.total() - total).abs() < 1e-9,
+            "{} / {}: split {} vs rows {total}",
+            r.strategy,
+            r.cache,
+            s.total()
+        );
+    }
+}
