@@ -119,7 +119,12 @@ fn machine_counts_the_transitions_taken() {
         ]
     );
     let svg = machine::svg(&run.replays[0].trace);
-    assert_eq!(svg.matches("marker-end=\"url(#arrow-taken)\"").count(), 2);
+    assert_eq!(svg.matches("marker-end=\"url(#m-arrow-taken)\"").count(), 2);
+    // Every arrow points at a marker the SVG defines.
+    for part in svg.split("url(#").skip(1) {
+        let id = &part[..part.find(')').unwrap()];
+        assert!(svg.contains(&format!("<marker id=\"{id}\"")), "{id}");
+    }
     let md = machine::mermaid(&run.replays[0].trace);
     assert!(md.contains("default ==>|\"approve enter x1\"| plan"));
     assert!(md.contains("plan -.->|reject| plan"));

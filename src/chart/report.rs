@@ -390,7 +390,7 @@ pub fn html(
         let _ = writeln!(s, "<li><b>{}</b>: {}</li>", esc(&name), esc(&summary));
     }
     s.push_str("</ul>\n");
-    for (sec, ch) in sections.iter().zip(charts) {
+    for (k, (sec, ch)) in sections.iter().zip(charts).enumerate() {
         let g = &sec.group;
         let _ = writeln!(
             s,
@@ -418,7 +418,7 @@ pub fn html(
         }
         s.push_str("<h3>State machine (transitions taken in red, with counts)</h3>\n");
         if let Some(r) = g.replays.first() {
-            s.push_str(&machine::svg(&r.trace));
+            s.push_str(&machine::svg_with_ids(&r.trace, &format!("m{}", k + 1)));
         }
         let _ = writeln!(
             s,
