@@ -749,10 +749,13 @@ impl Replayer<'_> {
             let mut stream = Stream::new(&a.name, tools, main.clock_ms);
             stream.agent = Some(AgentStream {
                 system: session
-                    .system_blocks(&a.system.to_vec(), &match &a.agent_type {
-                        Some(t) => format!("agent-type:{t}:system"),
-                        None => format!("agent:{}:system", a.name),
-                    })
+                    .system_blocks(
+                        &a.system.to_vec(),
+                        &match &a.agent_type {
+                            Some(t) => format!("agent-type:{t}:system"),
+                            None => format!("agent:{}:system", a.name),
+                        },
+                    )
                     .map_err(|e| scenario_err(at, e))?,
                 model: a.model.clone(),
             });
