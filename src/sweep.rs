@@ -431,17 +431,16 @@ pub fn run(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    // Every point's result is kept in point order, so a failure reported is the first failing
-    // point, whichever thread finished first (collecting into `Result` directly would return
-    // any failing point).
-    let results = indices
+    // Every point runs; the first failure in point order is reported, so the message does not
+    // depend on thread timing.
+    let results: Vec<Result<Vec<String>, String>> = indices
         .par_iter()
         .map(|&i| {
             let r = sweep.run_point(i, source, env);
             bar.inc(1);
             r
         })
-        .collect::<Vec<Result<Vec<String>, String>>>();
+        .collect();
     bar.finish_and_clear();
     results.into_iter().collect()
 }

@@ -196,3 +196,19 @@ fn an_unwritable_output_leaves_no_partial_files() {
         "a file, not a directory"
     );
 }
+
+#[test]
+fn the_readme_scenario_example_is_valid() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("```toml\nname = ")
+        .expect("README has a scenario example")
+        + 8;
+    let body = &readme[start..start + readme[start..].find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_temp(dir.path(), "readme.toml", body);
+    let out = run(&["check", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("allow (granted prompt \"run tests\")"));
+}

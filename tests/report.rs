@@ -119,7 +119,12 @@ fn machine_counts_the_transitions_taken() {
         ]
     );
     let svg = machine::svg(&run.replays[0].trace);
-    assert_eq!(svg.matches("marker-end=\"url(#arrow-taken)\"").count(), 2);
+    assert_eq!(svg.matches("marker-end=\"url(#m-arrow-taken)\"").count(), 2);
+    // Every arrow points at a marker the SVG defines.
+    for part in svg.split("url(#").skip(1) {
+        let id = &part[..part.find(')').unwrap()];
+        assert!(svg.contains(&format!("<marker id=\"{id}\"")), "{id}");
+    }
     let md = machine::mermaid(&run.replays[0].trace);
     assert!(md.contains("default ==>|\"approve enter x1\"| plan"));
     assert!(md.contains("plan -.->|reject| plan"));
@@ -214,4 +219,101 @@ fn report_rejects_missing_scenario_with_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such.toml"));
+}
+
+#[test]
+fn verdict_groups_strategies_with_the_same_figures() {
+    let sessions =
+        plancache::cli::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
+    // masked keeps tools and system byte-identical like permission-mode, so on auth-plan both
+    // have the same rows and share one sentence.
+    let strategies = strategy::parse_list("permission-mode,masked,toolset-swap").unwrap();
+    let run = engine::run(
+        &sessions,
+        &strategies,
+        &["anthropic".to_string()],
+        &ReplayEnv::default(),
+    )
+    .unwrap();
+    let (pm, masked) = (&run.replays[0], &run.replays[1]);
+    assert_eq!(pm.summary().cost_usd, masked.summary().cost_usd);
+    let v = report::sections(&run, &PriceTable::bundled()).unwrap()[0]
+        .verdict
+        .join(" ");
+    assert!(
+        v.contains("permission-mode saves 38% of input cost over toolset-swap"),
+        "{v}"
+    );
+    assert!(v.contains("permission-mode and masked cost the same for input on this session ($0.1373; hit rate 82% vs 82%)."), "{v}");
+    assert!(
+        v.contains("permission-mode and masked keep their cached prefix on every request."),
+        "{v}"
+    );
+}
+
+#[test]
+fn machine_and_timeline_show_rejections_and_edits() {
+    // reject-then-approve: `mode = "plan"` (default -> plan), two rejections, then the user edits
+    // the plan and approves it (plan -> default).
+    let sessions =
+        plancache::cli::load_sessions(&[PathBuf::from("scenarios/reject-then-approve.toml")])
+            .unwrap();
+    let strategies = strategy::parse_list("permission-mode").unwrap();
+    let run = engine::run(
+        &sessions,
+        &strategies,
+        &["anthropic".to_string()],
+        &ReplayEnv::default(),
+    )
+    .unwrap();
+    let r = &run.replays[0];
+    let taken: Vec<(Mode, Mode, String)> = machine::edges(&r.trace)
+        .iter()
+        .filter(|e| e.count() > 0)
+        .map(|e| (e.from, e.to, e.label()))
+        .collect();
+    assert_eq!(
+        taken,
+        [
+            (Mode::Default, Mode::Plan, "switch x1".to_string()),
+            (Mode::Plan, Mode::Default, "edit + approve x1".to_string()),
+            (Mode::Plan, Mode::Plan, "reject x2".to_string()),
+        ]
+    );
+    let labels: Vec<String> = data::timeline(&r.rows, &r.trace)
+        .events
+        .iter()
+        .map(|e| e.label.clone())
+        .filter(|l| !l.starts_with("wait"))
+        .collect();
+    assert_eq!(
+        labels,
+        ["mode plan", "rejected", "rejected", "plan approved"]
+    );
+}
+
+#[test]
+fn cost_split_matches_billing_under_every_cache_model() {
+    // Providers that charge nothing extra for writes bill them as plain input; the split must
+    // follow each model's billing so its parts add up to the rows' cost.
+    let sessions =
+        plancache::cli::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
+    let strategies = strategy::parse_list("permission-mode,toolset-swap").unwrap();
+    let caches: Vec<String> = plancache::cache::CACHE_NAMES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let run = engine::run(&sessions, &strategies, &caches, &ReplayEnv::default()).unwrap();
+    let prices = PriceTable::bundled();
+    for r in &run.replays {
+        let s = data::cost_split(&r.rows, &prices).unwrap();
+        let total: f64 = r.rows.iter().map(|x| x.cost_usd).sum();
+        assert!(
+            (s.total() - total).abs() < 1e-9,
+            "{} / {}: split {} vs rows {total}",
+            r.strategy,
+            r.cache,
+            s.total()
+        );
+    }
 }

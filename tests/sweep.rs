@@ -162,8 +162,13 @@ fn shards_merge_into_the_unsharded_bytes() {
     let full = tmp.path().join("full");
     let o = plancache(&["sweep", f, "--out", full.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // Not a terminal: no progress bar, one summary line.
-    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
+    // Not a terminal: no progress bar; the heatmap's count and the summary line.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(
+        err.starts_with("history-reset beats permission-mode on cost in "),
+        "{err}"
+    );
     let csv = std::fs::read_to_string(full.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 12);
     assert!(full.join("heatmap.svg").exists() && full.join("heatmap.png").exists());

@@ -23,9 +23,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, duration_str};
+use super::common;
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::{Level, Request, Ttl};
+use crate::scenario::format::duration_str;
 
 /// Where a breakpoint cache puts its breakpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,6 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
-use std::time::Duration;
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
@@ -366,25 +365,6 @@ impl BlockHasher {
         self.recent.push_front((ids, hashes.clone()));
         self.recent.truncate(self.keep);
         hashes
-    }
-}
-
-/// Serde helpers for durations written as `"5m"`, `"1h"`, `"30m"` (humantime) in config files.
-pub(crate) mod duration_str {
-    use super::Duration;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_duration(*d).to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(d)?;
-        humantime::parse_duration(&text).map_err(|e| {
-            serde::de::Error::custom(format!(
-                "invalid duration `{text}`: {e} (write e.g. \"5m\", \"1h\", \"30m\")"
-            ))
-        })
     }
 }
 

@@ -20,9 +20,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, duration_str, BlockHasher, HashKeyed, SeenPrefixes, StreamHistory};
+use super::common::{self, BlockHasher, HashKeyed, SeenPrefixes, StreamHistory};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::{Request, Segment};
+use crate::scenario::format::duration_str;
 
 /// Parameters of the legacy OpenAI cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -77,7 +77,7 @@ impl Draw for CostChart {
             .x_label_style(text(if n > 5 { 13 } else { 16 }))
             .y_label_style(text(16))
             .axis_desc_style(text(17))
-            .light_line_style(RGBColor(238, 238, 238))
+            .light_line_style(TRANSPARENT)
             .draw()
             .map_err(err)?;
         for p in 0..CostSplit::PARTS.len() {

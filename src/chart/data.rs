@@ -171,10 +171,13 @@ pub struct Event {
     pub label: String,
 }
 
-/// The mode timeline of a replay: the phase of each request and the events between requests.
+/// The mode timeline of a replay: the phase and stream of each request (in send order, subagent
+/// requests included) and the events between requests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
     pub phases: Vec<Phase>,
+    /// Request stream per request: `main` or a subagent's name.
+    pub streams: Vec<String>,
     pub events: Vec<Event>,
 }
 
@@ -194,7 +197,7 @@ fn parse_mode(s: &str) -> Mode {
 /// Builds the timeline from the reference machine's trace (identical under every strategy) and
 /// the rows' steps and modes.
 pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
-    let main: Vec<&RequestRow> = rows.iter().filter(|r| r.stream == "main").collect();
+    let all: Vec<&RequestRow> = rows.iter().collect();
     let mut left_plan_at: Option<usize> = None;
     for e in &trace.entries {
         if e.mode_before == Mode::Plan && e.mode_after != Mode::Plan {
@@ -202,7 +205,7 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
             break;
         }
     }
-    let phases = main
+    let phases = all
         .iter()
         .map(|r| {
             let m = parse_mode(&r.mode);
@@ -232,13 +235,17 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
         } else {
             continue;
         };
-        let before = main.iter().filter(|r| r.step <= e.step).count();
+        let before = all.iter().filter(|r| r.step <= e.step).count();
         events.push(Event {
             x: before as f64 + 0.5,
             label,
         });
     }
-    Timeline { phases, events }
+    Timeline {
+        phases,
+        streams: rows.iter().map(|r| r.stream.clone()).collect(),
+        events,
+    }
 }
 
 /// A cache break of one request, in words.

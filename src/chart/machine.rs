@@ -174,6 +174,11 @@ fn esc(s: &str) -> String {
 
 /// The machine as a standalone SVG element (no XML prolog, ready to inline in HTML).
 pub fn svg(trace: &Trace) -> String {
+    svg_with_ids(trace, "m")
+}
+
+/// As [`svg`], with marker ids prefixed by `id` so several diagrams can share one HTML page.
+pub fn svg_with_ids(trace: &Trace, id: &str) -> String {
     let edges = edges(trace);
     let seen = visited(trace);
     let mut s = String::new();
@@ -181,21 +186,21 @@ pub fn svg(trace: &Trace) -> String {
         s,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="780" height="450" viewBox="0 0 780 450" font-family="DejaVu Sans, sans-serif" font-size="13">
 <defs>
-<marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#d62728"/></marker>
-<marker id="arrow-idle" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#aaaaaa"/></marker>
+<marker id="{id}-arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="13" markerHeight="13" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#d62728"/></marker>
+<marker id="{id}-arrow-idle" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#aaaaaa"/></marker>
 </defs>
 <rect width="780" height="450" fill="white"/>"##
     );
     for e in &edges {
         let taken = e.count() > 0;
         let (stroke, width, dash, marker, weight, fill) = if taken {
-            ("#d62728", 3.0, "", "arrow-taken", "bold", "#d62728")
+            ("#d62728", 3.0, "", "taken", "bold", "#d62728")
         } else {
             (
                 "#aaaaaa",
                 1.5,
                 r#" stroke-dasharray="5,4""#,
-                "arrow-idle",
+                "idle",
                 "normal",
                 "#888888",
             )
@@ -217,7 +222,7 @@ pub fn svg(trace: &Trace) -> String {
             );
             let _ = writeln!(
                 s,
-                r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{marker})"/>"#
+                r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{id}-arrow-{marker})"/>"#
             );
             let _ = writeln!(
                 s,
@@ -239,7 +244,7 @@ pub fn svg(trace: &Trace) -> String {
         let (x2, y2) = (bx - ux * t + nx * off, by - uy * t + ny * off);
         let _ = writeln!(
             s,
-            r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{marker})"/>"#
+            r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{id}-arrow-{marker})"/>"#
         );
         let (mx, my) = (
             (x1 + x2) / 2.0 + nx * 16.0,

@@ -58,13 +58,22 @@ impl PerRequest {
             .map(|r| data::timeline(&r.rows, &r.trace))
             .unwrap_or(Timeline {
                 phases: Vec::new(),
+                streams: Vec::new(),
                 events: Vec::new(),
             });
+        // Headroom for break labels stacked above the highest point.
+        let mut per_request = std::collections::BTreeMap::<usize, usize>::new();
+        for l in &lines {
+            for b in &l.breaks {
+                *per_request.entry(b.request).or_default() += 1;
+            }
+        }
+        let stack = per_request.values().copied().max().unwrap_or(0) as f64;
         PerRequest {
             title: format!("{title} - {} ({} cache)", group.scenario, group.cache),
             y_desc: y_desc.to_string(),
             y_format,
-            y_max: top * 1.12,
+            y_max: top * (1.08 + 0.06 * stack),
             lines,
             timeline,
         }
@@ -107,7 +116,7 @@ impl Draw for PerRequest {
             .y_label_formatter(&|y| y_format(*y))
             .label_style(text(16))
             .axis_desc_style(text(17))
-            .light_line_style(RGBColor(238, 238, 238))
+            .light_line_style(TRANSPARENT)
             .draw()
             .map_err(err)?;
         // Event lines, so a break can be read against the decision that preceded it.
@@ -199,25 +208,46 @@ impl PerRequest {
             .y_label_area_size(LEFT)
             .build_cartesian_2d(x_range, 0f64..1f64)
             .map_err(err)?;
-        // Runs of requests in the same phase, labelled once.
+        // Runs of requests in the same phase and stream, labelled once; subagent runs are
+        // darker and named after their stream.
         let phases = &self.timeline.phases;
+        let stream = |i: usize| {
+            self.timeline
+                .streams
+                .get(i)
+                .map(String::as_str)
+                .unwrap_or("main")
+        };
         let mut start = 0;
         while start < phases.len() {
             let p = phases[start];
             let mut end = start;
-            while end + 1 < phases.len() && phases[end + 1] == p {
+            while end + 1 < phases.len() && phases[end + 1] == p && stream(end + 1) == stream(start)
+            {
                 end += 1;
             }
             let (x0, x1) = (start as f64 + 0.5, end as f64 + 1.5);
+            let sub = stream(start) != "main";
+            let color = if sub {
+                let RGBColor(r, g, b) = phase_color(p);
+                RGBColor(r / 4 * 3, g / 4 * 3, b / 4 * 3)
+            } else {
+                phase_color(p)
+            };
             chart
                 .draw_series(std::iter::once(Rectangle::new(
                     [(x0, 0.55), (x1, 1.0)],
-                    phase_color(p).filled(),
+                    color.filled(),
                 )))
                 .map_err(err)?;
+            let label = if sub {
+                stream(start).to_string()
+            } else {
+                label_for(p, end - start + 1)
+            };
             chart
                 .draw_series(std::iter::once(Text::new(
-                    label_for(p, end - start + 1),
+                    label,
                     ((x0 + x1) / 2.0, 0.9),
                     text(15).pos(plotters::style::text_anchor::Pos::new(
                         plotters::style::text_anchor::HPos::Center,
@@ -227,24 +257,48 @@ impl PerRequest {
                 .map_err(err)?;
             start = end + 1;
         }
-        for (k, e) in self.timeline.events.iter().enumerate() {
-            let y = if k % 2 == 0 { 0.42 } else { 0.18 };
+        // Events at the same position share one line, their labels stacked under it; lone
+        // events alternate between the two rows so neighbours do not collide.
+        let mut groups: Vec<(f64, Vec<String>)> = Vec::new();
+        for e in &self.timeline.events {
+            match groups.last_mut() {
+                Some((x, labels)) if (*x - e.x).abs() < 1e-9 => {
+                    // Two rows: a third label joins the second.
+                    if labels.len() == 2 {
+                        labels[1] = format!("{}, {}", labels[1], e.label);
+                    } else {
+                        labels.push(e.label.clone());
+                    }
+                }
+                _ => groups.push((e.x, vec![e.label.clone()])),
+            }
+        }
+        let rows = [0.42, 0.18];
+        let mut next_row = 0;
+        for (x, labels) in &groups {
+            let first = if labels.len() > 1 { 0 } else { next_row };
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    vec![(e.x, y + 0.04), (e.x, 1.0)],
+                    vec![(*x, rows[first] + 0.05), (*x, 1.0)],
                     BLACK.stroke_width(2),
                 )))
                 .map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    e.label.clone(),
-                    (e.x, y),
-                    text(14).pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Top,
-                    )),
-                )))
-                .map_err(err)?;
+            for (k, label) in labels.iter().enumerate() {
+                let Some(y) = rows.get(first + k) else {
+                    break;
+                };
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        label.clone(),
+                        (*x, *y),
+                        text(14).pos(plotters::style::text_anchor::Pos::new(
+                            plotters::style::text_anchor::HPos::Center,
+                            plotters::style::text_anchor::VPos::Top,
+                        )),
+                    )))
+                    .map_err(err)?;
+            }
+            next_row = if labels.len() > 1 { 0 } else { 1 - next_row };
         }
         strip
             .draw(&Text::new("mode", (14, 20), text(16)))

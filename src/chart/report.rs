@@ -41,7 +41,11 @@ pub fn sections<'a>(run: &'a RunReport, prices: &PriceTable) -> Result<Vec<Secti
 
 /// `3`, `3 and 9`, `2, 5 and 9`.
 fn join_numbers(v: &[usize]) -> String {
-    let s: Vec<String> = v.iter().map(|n| n.to_string()).collect();
+    join_words(&v.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_words(s: &[String]) -> String {
     match s.len() {
         0 => String::new(),
         1 => s[0].clone(),
@@ -49,10 +53,17 @@ fn join_numbers(v: &[usize]) -> String {
     }
 }
 
-/// "breaks the cache at requests 3 and 9 because the tools list changed; at request 6 because ..."
-pub fn break_sentence(strategy: &str, bs: &[Break]) -> String {
+/// "toolset-swap breaks the cache at requests 3 and 9 because the tools list changed; at request
+/// 6 because ..." for one or several strategies with the same breaks.
+pub fn break_sentence(strategies: &[String], bs: &[Break]) -> String {
+    let who = join_words(strategies);
+    let one = strategies.len() == 1;
     if bs.is_empty() {
-        return format!("{strategy} keeps its cached prefix on every request");
+        return if one {
+            format!("{who} keeps its cached prefix on every request")
+        } else {
+            format!("{who} keep their cached prefix on every request")
+        };
     }
     let mut by_cause: Vec<(String, Vec<usize>)> = Vec::new();
     for b in bs {
@@ -72,10 +83,12 @@ pub fn break_sentence(strategy: &str, bs: &[Break]) -> String {
             format!("at {word} {} because {cause}", join_numbers(reqs))
         })
         .collect();
-    format!("{strategy} breaks the cache {}", parts.join("; "))
+    let verb = if one { "breaks" } else { "break" };
+    format!("{who} {verb} the cache {}", parts.join("; "))
 }
 
-/// Plain-language verdict sentences computed from the group's numbers.
+/// Plain-language verdict sentences computed from the group's numbers. Strategies with the same
+/// figures (or the same breaks) share one sentence.
 pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
     let mut out = Vec::new();
     let reps = &group.replays;
@@ -95,6 +108,8 @@ pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
             splits[best].total()
         ));
     }
+    // Others grouped by the sentence their figures give (same rounded cost and hit rate).
+    let mut comparisons: Vec<(String, Vec<String>)> = Vec::new();
     for (i, b) in reps.iter().enumerate() {
         if i == best {
             continue;
@@ -106,26 +121,45 @@ pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
             0.0
         };
         let b_hit = b.summary().hit_rate * 100.0;
-        if saved < 0.05 {
-            out.push(format!(
-                "{} and {} cost the same for input on this session (${ia:.4}; hit rate {a_hit:.0}% vs {b_hit:.0}%).",
-                a.strategy, b.strategy
-            ));
+        let tail = if saved < 0.05 {
+            format!("cost the same for input on this session (${ia:.4}; hit rate {a_hit:.0}% vs {b_hit:.0}%)")
         } else {
-            out.push(format!(
-                "{} saves {saved:.0}% of input cost over {} on this session (${ia:.4} vs ${ib:.4}; hit rate {a_hit:.0}% vs {b_hit:.0}%).",
-                a.strategy, b.strategy
-            ));
+            format!("on this session (${ia:.4} vs ${ib:.4}; hit rate {a_hit:.0}% vs {b_hit:.0}%)|{saved:.0}")
+        };
+        match comparisons.iter_mut().find(|(t, _)| *t == tail) {
+            Some((_, names)) => names.push(b.strategy.clone()),
+            None => comparisons.push((tail, vec![b.strategy.clone()])),
         }
     }
-    // Where each strategy breaks the cache: the cheapest first, then the others in run order.
+    for (tail, names) in comparisons {
+        match tail.split_once('|') {
+            Some((rest, saved)) => out.push(format!(
+                "{} saves {saved}% of input cost over {} {rest}.",
+                a.strategy,
+                join_words(&names)
+            )),
+            None => out.push(format!("{} and {} {tail}.", a.strategy, join_words(&names))),
+        }
+    }
+    // Where each strategy breaks the cache: the cheapest first, then the others in run order,
+    // strategies with identical breaks together.
+    let mut groups: Vec<(Vec<Break>, Vec<String>)> = Vec::new();
     let order = std::iter::once(best).chain((0..reps.len()).filter(|&i| i != best));
     for i in order {
         let r = reps[i];
-        out.push(format!(
-            "{}.",
-            break_sentence(&r.strategy, &breaks(&r.rows))
-        ));
+        let bs = breaks(&r.rows);
+        match groups.iter_mut().find(|(b, _)| {
+            b.len() == bs.len()
+                && b.iter()
+                    .zip(&bs)
+                    .all(|(x, y)| x.request == y.request && x.because == y.because)
+        }) {
+            Some((_, names)) if i != best => names.push(r.strategy.clone()),
+            _ => groups.push((bs, vec![r.strategy.clone()])),
+        }
+    }
+    for (bs, names) in groups {
+        out.push(format!("{}.", break_sentence(&names, &bs)));
     }
     out
 }
@@ -356,7 +390,7 @@ pub fn html(
         let _ = writeln!(s, "<li><b>{}</b>: {}</li>", esc(&name), esc(&summary));
     }
     s.push_str("</ul>\n");
-    for (sec, ch) in sections.iter().zip(charts) {
+    for (k, (sec, ch)) in sections.iter().zip(charts).enumerate() {
         let g = &sec.group;
         let _ = writeln!(
             s,
@@ -384,7 +418,7 @@ pub fn html(
         }
         s.push_str("<h3>State machine (transitions taken in red, with counts)</h3>\n");
         if let Some(r) = g.replays.first() {
-            s.push_str(&machine::svg(&r.trace));
+            s.push_str(&machine::svg_with_ids(&r.trace, &format!("m{}", k + 1)));
         }
         let _ = writeln!(
             s,

@@ -106,25 +106,9 @@ pub fn svg<D: Draw>(chart: &D) -> Result<String, String> {
 /// Renders to a PNG file through a temporary file and a rename.
 pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), String> {
     font::register();
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("chart");
-    // The encoder picks the format from the extension, so the temporary name keeps `.png`.
-    let tmp = dir.join(format!(".{name}.tmp-{}.png", std::process::id()));
-    let drawn = (|| {
-        let root = BitMapBackend::new(&tmp, SIZE).into_drawing_area();
+    crate::export::write_atomic_with(path, |tmp| {
+        let root = BitMapBackend::new(tmp, SIZE).into_drawing_area();
         chart.draw(&root)?;
         root.present().map_err(err)
-    })();
-    let result = drawn.and_then(|_| {
-        std::fs::rename(&tmp, path).map_err(|e| format!("{}: cannot write: {e}", path.display()))
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    })
 }

@@ -123,3 +123,40 @@ pub fn cache_config(file: Option<&Path>) -> Result<CacheConfig, CliError> {
         None => Ok(CacheConfig::default()),
     }
 }
+
+/// The prices and cache-model parameters of a replay: the bundled tables plus the user's files.
+pub fn replay_env(
+    pricing: Option<&Path>,
+    cache_config_file: Option<&Path>,
+) -> Result<crate::engine::ReplayEnv, CliError> {
+    Ok(crate::engine::ReplayEnv {
+        prices: price_table(pricing)?,
+        caches: cache_config(cache_config_file)?,
+        ..crate::engine::ReplayEnv::default()
+    })
+}
+
+/// Loads the named scenarios (default: ./scenarios) and replays them under every strategy and
+/// cache model.
+pub fn replay_scenarios(
+    scenarios: &[PathBuf],
+    strategies: &[Box<dyn crate::strategy::Strategy>],
+    caches: &[String],
+    env: &crate::engine::ReplayEnv,
+) -> Result<crate::engine::RunReport, CliError> {
+    let sessions = load_sessions(&scenario_paths(scenarios)?)?;
+    crate::engine::run(&sessions, strategies, caches, env)
+        .map_err(|e| CliError::input(e.to_string()))
+}
+
+/// Fails (exit 1) when strategies made different decisions on the same scenario.
+pub fn check_equivalence(report: &crate::engine::RunReport) -> Result<(), CliError> {
+    if report.violations.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::failed(format!(
+            "strategies made different decisions on the same scenario:\n{}",
+            report.violations.join("\n")
+        )))
+    }
+}

@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, load_sessions, price_table, scenario_paths};
+use super::common::{cache_list, replay_env, replay_scenarios};
 use super::CliError;
 use crate::compare::{self, Dataset, Limit, Rule, Thresholds};
-use crate::engine::{self, ReplayEnv};
 use crate::export::write_atomic;
 use crate::strategy;
 
@@ -55,6 +54,9 @@ pub struct CompareArgs {
     /// A pricing file that adds or replaces models of the bundled table.
     #[arg(long)]
     pub pricing: Option<PathBuf>,
+    /// Cache model parameters (see `plancache run --help`).
+    #[arg(long)]
+    pub cache_config: Option<PathBuf>,
     /// Also write the Markdown summary to this file.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -81,13 +83,8 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
                     ))
                 })?,
             };
-            let env = ReplayEnv {
-                prices: price_table(args.pricing.as_deref())?,
-                ..ReplayEnv::default()
-            };
-            let sessions = load_sessions(&scenario_paths(&args.scenarios)?)?;
-            let run = engine::run(&sessions, &strategies, &caches, &env)
-                .map_err(|e| CliError::input(e.to_string()))?;
+            let env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
+            let run = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
             Dataset::from_run(&run, "this run")
         }
     };

@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, load_sessions, price_table, scenario_paths};
+use super::common::{cache_list, check_equivalence, replay_env, replay_scenarios};
 use super::CliError;
 use crate::chart::report;
-use crate::engine::{self, ReplayEnv};
 use crate::strategy;
 
 /// Render charts (SVG and PNG), report.html and report.md for design reviews.
@@ -34,26 +33,17 @@ pub struct ReportArgs {
     /// A pricing file that adds or replaces models of the bundled table.
     #[arg(long)]
     pub pricing: Option<PathBuf>,
+    /// Cache model parameters (see `plancache run --help`).
+    #[arg(long)]
+    pub cache_config: Option<PathBuf>,
 }
 
 pub fn report(args: ReportArgs) -> Result<(), CliError> {
     let strategies = strategy::parse_list(&args.strategy).map_err(CliError::input)?;
     let caches = cache_list(&args.cache)?;
-    let env = ReplayEnv {
-        prices: price_table(args.pricing.as_deref())?,
-        ..ReplayEnv::default()
-    };
-    let paths = scenario_paths(&args.scenarios)?;
-    let sessions = load_sessions(&paths)?;
-    let run = engine::run(&sessions, &strategies, &caches, &env)
-        .map_err(|e| CliError::input(e.to_string()))?;
-    report::write(&args.out, &run, &env.prices, &strategies).map_err(CliError::failed)?;
+    let env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
+    let run = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
+    report::write(&args.out, &run, &env.prices, &strategies).map_err(CliError::input)?;
     eprintln!("wrote {}", args.out.display());
-    if !run.violations.is_empty() {
-        return Err(CliError::failed(format!(
-            "strategies made different decisions on the same scenario:\n{}",
-            run.violations.join("\n")
-        )));
-    }
-    Ok(())
+    check_equivalence(&run)
 }

@@ -4,9 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, load_sessions, price_table, scenario_paths};
+use super::common::{cache_list, check_equivalence, replay_env, replay_scenarios};
 use super::CliError;
-use crate::engine::{self, ReplayEnv};
 use crate::export::{self, Format};
 use crate::strategy;
 
@@ -43,26 +42,13 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> Result<(), CliError> {
     let strategies = strategy::parse_list(&args.strategy).map_err(CliError::input)?;
     let caches = cache_list(&args.cache)?;
-    let env = ReplayEnv {
-        prices: price_table(args.pricing.as_deref())?,
-        caches: cache_config(args.cache_config.as_deref())?,
-        ..ReplayEnv::default()
-    };
-    let paths = scenario_paths(&args.scenarios)?;
-    let sessions = load_sessions(&paths)?;
-    let report = engine::run(&sessions, &strategies, &caches, &env)
-        .map_err(|e| CliError::input(e.to_string()))?;
+    let env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
+    let report = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
     print!("{}", export::render_table(&report.summaries()));
     if let Some(dir) = &args.out {
         export::write_all(dir, &report, &export::exporters(args.format))
             .map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }
-    if !report.violations.is_empty() {
-        return Err(CliError::failed(format!(
-            "strategies made different decisions on the same scenario:\n{}",
-            report.violations.join("\n")
-        )));
-    }
-    Ok(())
+    check_equivalence(&report)
 }

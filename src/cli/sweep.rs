@@ -87,6 +87,21 @@ pub fn write_heatmaps(
     dir: &Path,
 ) -> Result<usize, String> {
     let maps = heatmap::heatmaps(spec, header, rows)?;
+    for m in &maps {
+        let cells = m.cells.iter().flatten().filter(|c| c.is_some()).count();
+        eprintln!(
+            "{} beats {} on {} in {} of {cells} cells{}",
+            m.a,
+            m.b,
+            m.metric,
+            m.a_wins(),
+            if m.facet.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", m.facet)
+            }
+        );
+    }
     for (k, m) in maps.iter().enumerate() {
         let stem = if maps.len() == 1 {
             "heatmap".to_string()

@@ -47,6 +47,20 @@ pub fn exporters(format: Format) -> Vec<Box<dyn Exporter>> {
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomic_with(path, |tmp| {
+        let mut f = std::fs::File::create(tmp).map_err(|e| e.to_string())?;
+        f.write_all(bytes).map_err(|e| e.to_string())?;
+        f.sync_all().map_err(|e| e.to_string())
+    })
+}
+
+/// Lets `write` fill a temporary file next to `path` (same extension, so encoders that pick the
+/// format from the name still work), then renames it into place; on any failure the temporary
+/// file is removed and `path` is left as it was.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -57,17 +71,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("output");
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
+    let tmp = dir.join(format!(".{name}.tmp-{}.{ext}", std::process::id()));
+    let result = write(&tmp)
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()))
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()));
+    if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        format!("{}: cannot write: {e}", path.display())
-    })
+    }
+    result
 }
 
 /// Renders every exporter and writes its file into `dir`.
