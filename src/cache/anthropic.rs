@@ -24,6 +24,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::common;
+use super::cursor::{Advance, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::{Level, Request, Ttl};
 use crate::scenario::format::duration_str;
@@ -187,7 +188,54 @@ pub struct BreakpointCache {
     config: BreakpointConfig,
     min_by_model: HashMap<String, u64>,
     models: HashMap<String, ModelState>,
-    streams: common::StreamHistory,
+    streams: Streams<StreamState>,
+}
+
+/// What a breakpoint cache remembers of a stream's previous request, so a request costs what it
+/// adds: hashes and ends come from the cursor, breakpoint candidates from marks kept in step.
+#[derive(Debug, Default)]
+struct StreamState {
+    cursor: Cursor,
+    /// Indices of the system-level segments.
+    system: Vec<usize>,
+    /// Indices of the segments carrying a `cache_control` mark, with its TTL.
+    explicit: Vec<(usize, Ttl)>,
+    /// Leading hashes known to be in the model's `seen` set.
+    seen_ok: usize,
+}
+
+impl StreamState {
+    fn advance(&mut self, req: &Request, salts: [u64; 3]) -> Advance {
+        let adv = self.cursor.advance(req, salts);
+        let k = adv.keep;
+        self.system
+            .truncate(self.system.partition_point(|&i| i < k));
+        self.explicit
+            .truncate(self.explicit.partition_point(|&(i, _)| i < k));
+        for (i, s) in req.segments.iter().enumerate().skip(k) {
+            if s.level == Level::System {
+                self.system.push(i);
+            }
+            if let Some(ttl) = s.breakpoint {
+                self.explicit.push((i, ttl));
+            }
+        }
+        self.seen_ok = if adv.same_model {
+            self.seen_ok.min(k)
+        } else {
+            0
+        };
+        adv
+    }
+
+    /// Extends `seen_ok` as far as `seen` holds the hashes; returns it.
+    fn seen_prefix(&mut self, seen: &common::HashKeyed<u64, ()>) -> usize {
+        let hashes = self.cursor.hashes();
+        while self.seen_ok < hashes.len() && seen.contains_key(&hashes[self.seen_ok]) {
+            self.seen_ok += 1;
+        }
+        self.seen_ok
+    }
 }
 
 /// A breakpoint of one request: segment index and TTL class.
@@ -204,7 +252,7 @@ impl BreakpointCache {
             config,
             min_by_model,
             models: HashMap::new(),
-            streams: common::StreamHistory::default(),
+            streams: Streams::default(),
         }
     }
 
@@ -219,85 +267,71 @@ impl BreakpointCache {
             .unwrap_or(0)
     }
 
-    /// The request's breakpoints in prompt order, at most `max_breakpoints`.
-    fn breakpoints(&self, req: &Request) -> Vec<Breakpoint> {
-        let segs = &req.segments;
-        let mut out: Vec<Breakpoint> = Vec::new();
-        if self.config.explicit_breakpoints || self.config.layout == Layout::Explicit {
-            for (i, s) in segs.iter().enumerate() {
-                if let Some(ttl) = s.breakpoint {
-                    out.push((i, ttl));
-                }
-            }
-        }
-        let last_nonempty = |upto: usize| (0..upto).rev().find(|&i| !segs[i].is_empty());
-        match self.config.layout {
-            Layout::Explicit => {}
-            Layout::Automatic => {
-                if let Some(i) = last_nonempty(segs.len()) {
-                    out.push((i, self.config.message_ttl));
-                }
-            }
-            Layout::ClaudeCode => {
-                // System prompt: on the first and the last system block; with a single system
-                // block, on the last tool definition and the system block (so the tools alone
-                // are also an entry of their own).
-                let sys: Vec<usize> = (0..segs.len())
-                    .filter(|&i| segs[i].level == Level::System)
-                    .collect();
-                let first_msg = req.first_segment_at(Level::Messages);
-                let ttl = self.config.system_ttl;
-                match sys.as_slice() {
-                    [] => {
-                        if let Some(i) = last_nonempty(first_msg) {
-                            out.push((i, ttl));
-                        }
-                    }
-                    [only] => {
-                        if let Some(i) = last_nonempty(*only) {
-                            out.push((i, ttl));
-                        }
-                        out.push((*only, ttl));
-                    }
-                    [first, .., last] => {
-                        out.push((*first, ttl));
-                        out.push((*last, ttl));
-                    }
-                }
-                let msg_ttl = match self.config.subagent_message_ttl {
-                    Some(t) if req.stream != "main" => t,
-                    _ => self.config.message_ttl,
-                };
-                if first_msg < segs.len() {
-                    if let Some(i) = last_nonempty(segs.len()) {
-                        if i >= first_msg {
-                            out.push((i, msg_ttl));
-                        }
-                    }
-                }
-            }
-        }
-        out.sort_by_key(|&(i, ttl)| (i, std::cmp::Reverse(ttl)));
-        out.dedup_by_key(|b| b.0);
-        out.truncate(self.config.max_breakpoints);
-        out
-    }
-
-    fn hashes(&self, req: &Request) -> Vec<u64> {
-        let salts = if self.config.level_salts {
+    fn salts(&self, req: &Request) -> [u64; 3] {
+        if self.config.level_salts {
             common::level_salts(req)
         } else {
             [0; 3]
-        };
-        let mut prev = 0u64;
-        req.segments
-            .iter()
-            .map(|s| {
-                prev = common::chain(prev, s, common::salt_for(&salts, s.level));
-                prev
-            })
-            .collect()
+        }
     }
+}
+
+/// The request's breakpoints in prompt order, at most `max_breakpoints`.
+fn breakpoints(config: &BreakpointConfig, req: &Request, st: &StreamState) -> Vec<Breakpoint> {
+    let segs = &req.segments;
+    let mut out: Vec<Breakpoint> = Vec::new();
+    if config.explicit_breakpoints || config.layout == Layout::Explicit {
+        out.extend_from_slice(&st.explicit);
+    }
+    let last_nonempty = |upto: usize| (0..upto).rev().find(|&i| !segs[i].is_empty());
+    match config.layout {
+        Layout::Explicit => {}
+        Layout::Automatic => {
+            if let Some(i) = last_nonempty(segs.len()) {
+                out.push((i, config.message_ttl));
+            }
+        }
+        Layout::ClaudeCode => {
+            // System prompt: on the first and the last system block; with a single system
+            // block, on the last tool definition and the system block (so the tools alone
+            // are also an entry of their own).
+            let sys = st.system.as_slice();
+            let first_msg = req.first_segment_at(Level::Messages);
+            let ttl = config.system_ttl;
+            match sys {
+                [] => {
+                    if let Some(i) = last_nonempty(first_msg) {
+                        out.push((i, ttl));
+                    }
+                }
+                [only] => {
+                    if let Some(i) = last_nonempty(*only) {
+                        out.push((i, ttl));
+                    }
+                    out.push((*only, ttl));
+                }
+                [first, .., last] => {
+                    out.push((*first, ttl));
+                    out.push((*last, ttl));
+                }
+            }
+            let msg_ttl = match config.subagent_message_ttl {
+                Some(t) if req.stream != "main" => t,
+                _ => config.message_ttl,
+            };
+            if first_msg < segs.len() {
+                if let Some(i) = last_nonempty(segs.len()) {
+                    if i >= first_msg {
+                        out.push((i, msg_ttl));
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by_key(|&(i, ttl)| (i, std::cmp::Reverse(ttl)));
+    out.dedup_by_key(|b| b.0);
+    out.truncate(config.max_breakpoints);
+    out
 }
 
 fn live(e: &Entry, now: u64) -> bool {
@@ -311,14 +345,13 @@ impl CacheModel for BreakpointCache {
 
     fn lookup(&mut self, req: &Request) -> CacheOutcome {
         let now = req.sent_at_ms;
-        let prompt = req.prompt_tokens();
-        let hashes = self.hashes(req);
-        let ends = common::segment_ends(&req.segments);
-        let bps = self.breakpoints(req);
         let min = self.min_cacheable(&req.model);
+        let salts = self.salts(req);
+        let st = self.streams.stream(&req.stream);
         // Salted hashes: a settings change shows as a change at the level it invalidates.
-        let departure = self.streams.departure(req, &hashes);
-        self.streams.record(req, hashes.clone());
+        let departure = st.advance(req, salts).departure;
+        let bps = breakpoints(&self.config, req, st);
+        let n = req.segments.len();
         let others = self
             .models
             .iter()
@@ -327,6 +360,12 @@ impl CacheModel for BreakpointCache {
         let kept = self.config.prefix_kept_warm;
         let state = self.models.entry(req.model.clone()).or_default();
         let first = !state.started;
+        // Leading hashes in `seen` (memoized per stream, so this walks only new segments).
+        let known = st.seen_prefix(&state.seen);
+        let cursor = &st.cursor;
+        let prompt = cursor.total();
+        let hashes = cursor.hashes();
+        let ends = cursor.ends();
         // Cross-session sharing: the tools/system entries already exist.
         if prewarm && (first || kept) {
             for &(i, ttl) in &bps {
@@ -397,10 +436,9 @@ impl CacheModel for BreakpointCache {
         };
         if a < prompt {
             let start = hit.map_or(0, |p| p + 1);
-            let reason_at =
-                |reason, seg: usize| common::stop_at(req, ends_before(&ends, seg), reason);
+            let reason_at = |reason, seg: usize| cursor.stop_at(n, cursor.start(seg), reason);
             outcome.stop = if first && !had_entries {
-                common::stop_at(req, 0, common::cold_reason(others))
+                cursor.stop_at(n, 0, common::cold_reason(others))
             } else if let Some(p) = (start..hashes.len())
                 .rev()
                 .find(|&p| state.entries.contains_key(&hashes[p]))
@@ -414,17 +452,14 @@ impl CacheModel for BreakpointCache {
                     BreakReason::LookbackExceeded
                 };
                 reason_at(reason, start)
-            } else if let Some(stop) = common::departure_stop(req, departure, &ends) {
+            } else if let Some(stop) = cursor.departure_stop(departure) {
                 Some(stop)
             } else if !bps.is_empty() && eligible.is_empty() {
                 reason_at(BreakReason::BelowMinimum, start)
             } else if departure == common::Departure::Extends {
                 // The prompt extends the stream's previous one, which left nothing readable:
                 // it was too short to cache, or no breakpoint covered it.
-                let seen = (0..hashes.len())
-                    .take_while(|&p| state.seen.contains_key(&hashes[p]))
-                    .last()
-                    .map_or(0, |p| ends[p]);
+                let seen = cursor.start(known);
                 if seen < min {
                     reason_at(BreakReason::BelowMinimum, start)
                 } else {
@@ -434,7 +469,12 @@ impl CacheModel for BreakpointCache {
                 reason_at(BreakReason::NotWritten, start)
             } else {
                 // The first block no earlier prompt had at this place: the prefix changed there.
-                match (start..hashes.len()).find(|&p| !state.seen.contains_key(&hashes[p])) {
+                let first_unseen = if start <= known {
+                    (known < n).then_some(known)
+                } else {
+                    (start..n).find(|&p| !state.seen.contains_key(&hashes[p]))
+                };
+                match first_unseen {
                     Some(q) => reason_at(BreakReason::PrefixChanged, q),
                     None => reason_at(BreakReason::NotWritten, start),
                 }
@@ -445,11 +485,14 @@ impl CacheModel for BreakpointCache {
     }
 
     fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible_at_ms: u64, _done: u64) {
-        let hashes = self.hashes(req);
-        let ends = common::segment_ends(&req.segments);
-        let bps = self.breakpoints(req);
         let min = self.min_cacheable(&req.model);
+        let salts = self.salts(req);
+        let st = self.streams.stream(&req.stream);
+        st.advance(req, salts);
+        let bps = breakpoints(&self.config, req, st);
         let ttl_of: Vec<u64> = bps.iter().map(|&(_, t)| self.config.ttl_ms(t)).collect();
+        let hashes = st.cursor.hashes();
+        let ends = st.cursor.ends();
         let state = self.models.entry(req.model.clone()).or_default();
         state.started = true;
         let now = req.sent_at_ms;
@@ -474,17 +517,10 @@ impl CacheModel for BreakpointCache {
             }
         }
         let _ = outcome;
-        for h in hashes {
-            state.seen.insert(h, ());
+        // Only hashes this stream has not recorded yet: the earlier ones are there already.
+        for h in &hashes[st.seen_ok..] {
+            state.seen.insert(*h, ());
         }
-    }
-}
-
-/// Token position where segment `seg` starts.
-fn ends_before(ends: &[u64], seg: usize) -> u64 {
-    if seg == 0 {
-        0
-    } else {
-        ends[seg.min(ends.len()) - 1]
+        st.seen_ok = hashes.len();
     }
 }

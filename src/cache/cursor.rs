@@ -13,9 +13,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::common;
+use super::common::{self, Departure};
 use super::{BreakReason, ReuseStop};
-use crate::prompt::{Level, Segment};
+use crate::prompt::{Level, Request, Segment};
 
 /// Length of the longest common prefix of `a` and `b` by identity (`Arc::ptr_eq`).
 pub(crate) fn same_prefix(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> usize {
@@ -47,23 +47,60 @@ pub(crate) struct Cursor {
     /// `hashes[i]`: chained hash of segments `0..=i` (see [`common::chain`]), salted per level.
     hashes: Vec<u64>,
     salts: [u64; 3],
+    /// Model of the last request the cursor moved to (`None` before the first).
+    model: Option<String>,
+    /// Segments of that request's prompt (later ones were appended with [`Cursor::extend`]).
+    prompt_len: usize,
 }
 
-// Some accessors serve only the models ported next.
-#[allow(dead_code)]
+/// What moving a cursor to a request found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Advance {
+    /// Leading segments kept (identical to before; their ends and hashes were not recomputed).
+    pub keep: usize,
+    /// How the prompt relates to the previous prompt the cursor moved to.
+    pub departure: Departure,
+    /// The request runs on the same model as the previous one.
+    pub same_model: bool,
+}
+
 impl Cursor {
-    /// Moves the cursor to `segments` hashed with level `salts`; returns how many leading
-    /// segments were kept from before (their ends and hashes were not recomputed).
-    pub fn advance(&mut self, segments: &[Arc<Segment>], salts: [u64; 3]) -> usize {
+    /// Moves the cursor to `req`'s prompt hashed with level `salts`.
+    pub fn advance(&mut self, req: &Request, salts: [u64; 3]) -> Advance {
+        let segments = &req.segments;
         let keep = if salts == self.salts {
             same_prefix(&self.segs, segments)
         } else {
             0
         };
+        // The previous prompt's hashes past the kept prefix, to find where the new one departs.
+        let old_prompt = self.prompt_len.min(self.hashes.len());
+        let old_tail: Vec<u64> = self.hashes[keep.min(old_prompt)..old_prompt].to_vec();
         self.salts = salts;
         self.truncate(keep);
         self.extend(&segments[keep..]);
-        keep
+        self.prompt_len = segments.len();
+        let same_model = self.model.as_deref() == Some(req.model.as_str());
+        let departure = match &self.model {
+            None => Departure::First,
+            Some(_) if !same_model => Departure::ModelChanged,
+            Some(_) => {
+                let new = &self.hashes[keep..];
+                match old_tail.iter().zip(new).position(|(a, b)| a != b) {
+                    Some(i) => Departure::ChangedAt(keep + i),
+                    None if new.len() < old_tail.len() => Departure::ChangedAt(segments.len()),
+                    None => Departure::Extends,
+                }
+            }
+        };
+        if !same_model {
+            self.model = Some(req.model.clone());
+        }
+        Advance {
+            keep,
+            departure,
+            same_model,
+        }
     }
 
     /// Appends segments after the current ones (a reply that the next prompt repeats).
@@ -84,6 +121,18 @@ impl Cursor {
         self.segs.truncate(n);
         self.ends.truncate(n);
         self.hashes.truncate(n);
+        self.prompt_len = self.prompt_len.min(n);
+    }
+
+    /// The stop for a prompt that departs from the stream's previous prompt, if it does (the
+    /// same answer as [`common::departure_stop`]).
+    pub fn departure_stop(&self, d: Departure) -> Option<ReuseStop> {
+        let n = self.prompt_len;
+        match d {
+            Departure::First | Departure::Extends => None,
+            Departure::ModelChanged => self.stop_at(n, 0, BreakReason::ModelChanged),
+            Departure::ChangedAt(i) => self.stop_at(n, self.start(i), BreakReason::PrefixChanged),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -181,6 +230,11 @@ impl<C: Default> Streams<C> {
         };
         &mut per_model[i].1
     }
+
+    /// The state of `stream`, whatever its model.
+    pub fn stream(&mut self, stream: &str) -> &mut C {
+        self.get(stream, "")
+    }
 }
 
 #[cfg(test)]
@@ -219,19 +273,19 @@ mod tests {
             .map(|i| seg(i, Level::Messages, 3 + i as usize))
             .collect();
         let mut c = Cursor::default();
-        assert_eq!(c.advance(&a[..12], [0; 3]), 0);
+        assert_eq!(c.advance(&request(a[..12].to_vec()), [0; 3]).keep, 0);
         // Same first 10 (same Arcs), then two new segments with equal ids but other Arcs:
         // identity, not id, decides what is kept.
         let mut b = a[..10].to_vec();
         b.push(seg(10, Level::Messages, 13));
         b.extend(a[11..20].iter().cloned());
-        assert_eq!(c.advance(&b, [0; 3]), 10);
+        assert_eq!(c.advance(&request(b.clone()), [0; 3]).keep, 10);
         assert_eq!(c.hashes(), common::segment_hashes(b.iter()).as_slice());
         assert_eq!(c.ends(), common::segment_ends(&b).as_slice());
         // Lengths 3..=22: total = sum = 250.
         assert_eq!(c.total(), 250);
         // Other salts: nothing is kept.
-        assert_eq!(c.advance(&b, [0, 1, 2]), 0);
+        assert_eq!(c.advance(&request(b.clone()), [0, 1, 2]).keep, 0);
     }
 
     #[test]
@@ -244,7 +298,7 @@ mod tests {
         ];
         let req = request(segs.clone());
         let mut c = Cursor::default();
-        c.advance(&segs, [0; 3]);
+        c.advance(&req, [0; 3]);
         for at in 0..=10 {
             let want = common::stop_at(&req, at, BreakReason::PrefixChanged);
             assert_eq!(

@@ -28,8 +28,8 @@ struct StreamState {
 
 impl StreamState {
     /// Moves to `segments`; keeps the nodes of the unchanged prefix.
-    fn advance(&mut self, segments: &[Arc<Segment>]) {
-        let keep = self.cursor.advance(segments, [0; 3]);
+    fn advance(&mut self, req: &Request) {
+        let keep = self.cursor.advance(req, [0; 3]).keep;
         self.path.truncate(keep);
     }
 
@@ -72,7 +72,7 @@ impl CacheModel for IdealCache {
 
     fn lookup(&mut self, req: &Request) -> CacheOutcome {
         let st = self.streams.get(&req.stream, &req.model);
-        st.advance(&req.segments);
+        st.advance(req);
         let prompt = st.cursor.total();
         let mut outcome = CacheOutcome {
             prompt_tokens: prompt,
@@ -124,7 +124,7 @@ impl CacheModel for IdealCache {
             .entry(req.model.clone())
             .or_insert_with(|| vec![Node::default()]);
         let st = self.streams.get(&req.stream, &req.model);
-        st.advance(&req.segments);
+        st.advance(req);
         st.cursor.extend(&req.reply);
         // Insert what the trie lacks: the prompt and reply after the longest held prefix.
         let held = st.walk(trie);
