@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::common;
-use super::cursor::{Advance, Cursor, Streams};
+use super::cursor::{same_name, Advance, ByName, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::{Level, Request, Ttl};
 use crate::scenario::format::duration_str;
@@ -187,7 +187,7 @@ pub struct BreakpointCache {
     name: String,
     config: BreakpointConfig,
     min_by_model: HashMap<String, u64>,
-    models: HashMap<String, ModelState>,
+    models: ByName<ModelState>,
     streams: Streams<StreamState>,
 }
 
@@ -251,7 +251,7 @@ impl BreakpointCache {
             name: name.to_string(),
             config,
             min_by_model,
-            models: HashMap::new(),
+            models: ByName::default(),
             streams: Streams::default(),
         }
     }
@@ -355,10 +355,12 @@ impl CacheModel for BreakpointCache {
         let others = self
             .models
             .iter()
-            .any(|(m, s)| m != &req.model && s.started);
+            .any(|(m, s)| !same_name(m, &req.model) && s.started);
         let prewarm = self.config.prewarmed_prefix || self.config.prefix_kept_warm;
         let kept = self.config.prefix_kept_warm;
-        let state = self.models.entry(req.model.clone()).or_default();
+        let state = self
+            .models
+            .get_or_insert_with(&req.model, ModelState::default);
         let first = !state.started;
         // Leading hashes in `seen` (memoized per stream, so this walks only new segments).
         let known = st.seen_prefix(&state.seen);
@@ -493,7 +495,9 @@ impl CacheModel for BreakpointCache {
         let ttl_of: Vec<u64> = bps.iter().map(|&(_, t)| self.config.ttl_ms(t)).collect();
         let hashes = st.cursor.hashes();
         let ends = st.cursor.ends();
-        let state = self.models.entry(req.model.clone()).or_default();
+        let state = self
+            .models
+            .get_or_insert_with(&req.model, ModelState::default);
         state.started = true;
         let now = req.sent_at_ms;
         for (k, &(i, _)) in bps.iter().enumerate() {

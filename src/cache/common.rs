@@ -3,15 +3,17 @@
 //!
 //! Hashes are chained (each one covers everything before it), so equal hashes mean equal
 //! prefixes, as in vLLM's block hashes and Anthropic's cumulative prefix key (CACHE_SEMANTICS A3,
-//! V3). Segment hashes cost O(segments) per request; block hashes are memoized across the recent
-//! requests so only tokens not seen in a recent request are hashed again.
+//! V3). The per-stream memory that makes a request cost only what it adds (segment and block
+//! hashes, walks of the explanation records) lives in `cursor.rs` and in [`SeenMemo`].
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+#[cfg(test)]
 use std::sync::Arc;
 
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_64;
 
+use super::cursor::Cursor;
 use super::{BreakReason, ReuseStop};
 use crate::prompt::{Level, Request, Segment};
 
@@ -47,6 +49,7 @@ pub(crate) fn chain(prev: u64, seg: &Segment, salt: u64) -> u64 {
     xxh3_64(&buf)
 }
 
+#[cfg(test)]
 /// Chained hashes of every segment prefix of `segments` (no salts).
 pub(crate) fn segment_hashes<'a>(segments: impl Iterator<Item = &'a Arc<Segment>>) -> Vec<u64> {
     let mut prev = 0u64;
@@ -58,6 +61,7 @@ pub(crate) fn segment_hashes<'a>(segments: impl Iterator<Item = &'a Arc<Segment>
         .collect()
 }
 
+#[cfg(test)]
 /// Cumulative token ends of the segments: `ends[i]` = tokens up to and including segment `i`.
 pub(crate) fn segment_ends(segments: &[Arc<Segment>]) -> Vec<u64> {
     let mut total = 0u64;
@@ -70,6 +74,7 @@ pub(crate) fn segment_ends(segments: &[Arc<Segment>]) -> Vec<u64> {
         .collect()
 }
 
+#[cfg(test)]
 /// The stop record for a request whose reuse ended at token `at` (the segment holding that
 /// token, or the last segment when `at` is the end of the prompt).
 pub(crate) fn stop_at(req: &Request, at: u64, reason: BreakReason) -> Option<ReuseStop> {
@@ -123,6 +128,7 @@ pub(crate) struct SeenMatch {
 }
 
 impl SeenPrefixes {
+    #[cfg(test)]
     pub fn record_seen(&mut self, hashes: &[u64]) {
         for h in hashes {
             self.seen.insert(*h, ());
@@ -130,6 +136,7 @@ impl SeenPrefixes {
         self.record_continued(hashes);
     }
 
+    #[cfg(test)]
     /// Records that each prefix of the sequence `hashes` but the last is continued.
     pub fn record_continued(&mut self, hashes: &[u64]) {
         if let Some((_, init)) = hashes.split_last() {
@@ -147,6 +154,7 @@ impl SeenPrefixes {
         }
     }
 
+    #[cfg(test)]
     pub fn matches(&self, hashes: &[u64], ends: &[u64], now: u64) -> SeenMatch {
         let mut m = SeenMatch::default();
         for (i, h) in hashes.iter().enumerate() {
@@ -171,12 +179,124 @@ impl SeenPrefixes {
     }
 }
 
-/// The previous prompt of each request stream (model and chained segment hashes), so a break can
-/// be explained against what the stream sent last: the first segment that differs from it, or a
-/// model change.
-#[derive(Debug, Default)]
-pub(crate) struct StreamHistory {
-    last: HashMap<String, (String, Vec<u64>)>,
+/// What one stream already found in, or recorded into, a [`SeenPrefixes`], over the leading
+/// hashes of its cursor: the walks and records of its next request resume from there instead of
+/// going over the whole prompt again. The sets only grow and stored times only decrease, so a
+/// fact learnt stays true (visibility needs the time it was learnt at).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SeenMemo {
+    /// `[0, seen)` are stored or seen.
+    seen: usize,
+    /// `[0, stored)` are stored.
+    stored: usize,
+    /// `[0, visible)` are stored and readable from `visible_max` on.
+    visible: usize,
+    visible_max: u64,
+    /// `[0, rec_seen)` were recorded seen, `[0, rec_cont)` continued.
+    rec_seen: usize,
+    rec_cont: usize,
+    /// `[0, rec_stored)` were recorded stored at times up to `rec_stored_max`.
+    rec_stored: usize,
+    rec_stored_max: u64,
+}
+
+impl SeenMemo {
+    /// The cursor kept its first `k` hashes (and the model, when `same_model`).
+    pub fn keep(&mut self, k: usize, same_model: bool) {
+        if !same_model {
+            *self = SeenMemo::default();
+            return;
+        }
+        for c in [
+            &mut self.seen,
+            &mut self.stored,
+            &mut self.visible,
+            &mut self.rec_seen,
+            &mut self.rec_cont,
+            &mut self.rec_stored,
+        ] {
+            *c = (*c).min(k);
+        }
+    }
+}
+
+impl SeenPrefixes {
+    /// [`SeenPrefixes::matches`] for the cursor's hashes, resuming from `memo`.
+    pub fn matches_from(&self, cursor: &Cursor, now: u64, memo: &mut SeenMemo) -> SeenMatch {
+        let hashes = cursor.hashes();
+        if memo.visible_max > now {
+            memo.visible = 0;
+            memo.visible_max = 0;
+        }
+        while let Some(&v) = hashes.get(memo.visible).and_then(|h| self.stored.get(h)) {
+            if v > now {
+                break;
+            }
+            memo.visible_max = memo.visible_max.max(v);
+            memo.visible += 1;
+        }
+        memo.stored = memo.stored.max(memo.visible);
+        while hashes
+            .get(memo.stored)
+            .is_some_and(|h| self.stored.contains_key(h))
+        {
+            memo.stored += 1;
+        }
+        memo.seen = memo.seen.max(memo.stored);
+        while hashes
+            .get(memo.seen)
+            .is_some_and(|h| self.stored.contains_key(h) || self.seen.contains_key(h))
+        {
+            memo.seen += 1;
+        }
+        SeenMatch {
+            stored_visible: cursor.start(memo.visible),
+            stored_any: cursor.start(memo.stored),
+            seen: cursor.start(memo.seen),
+            extends: memo.seen > 0 && !self.continued.contains_key(&hashes[memo.seen - 1]),
+        }
+    }
+
+    /// [`SeenPrefixes::record_seen`] of `hashes[..n]`, skipping what `memo` says is recorded.
+    pub fn record_seen_from(&mut self, hashes: &[u64], n: usize, memo: &mut SeenMemo) {
+        for h in &hashes[memo.rec_seen.min(n)..n] {
+            self.seen.insert(*h, ());
+        }
+        memo.rec_seen = memo.rec_seen.max(n);
+        memo.seen = memo.seen.max(n);
+        self.record_continued_from(hashes, n, memo);
+    }
+
+    /// [`SeenPrefixes::record_continued`] of `hashes[..n]`, skipping what `memo` says is recorded.
+    pub fn record_continued_from(&mut self, hashes: &[u64], n: usize, memo: &mut SeenMemo) {
+        let upto = n.saturating_sub(1);
+        for h in &hashes[memo.rec_cont.min(upto)..upto] {
+            self.continued.insert(*h, ());
+        }
+        memo.rec_cont = memo.rec_cont.max(upto);
+    }
+
+    /// [`SeenPrefixes::record_stored`] of `hashes[a..b]` at `visible_at`, skipping what `memo`
+    /// says is recorded at that time or earlier.
+    pub fn record_stored_from(
+        &mut self,
+        hashes: &[u64],
+        (a, b): (usize, usize),
+        visible_at: u64,
+        memo: &mut SeenMemo,
+    ) {
+        let from = if visible_at >= memo.rec_stored_max {
+            a.max(memo.rec_stored.min(b))
+        } else {
+            a
+        };
+        self.record_stored(&hashes[from..b], visible_at);
+        if a <= memo.rec_stored && a < b {
+            memo.rec_stored = memo.rec_stored.max(b);
+            memo.rec_stored_max = memo.rec_stored_max.max(visible_at);
+        }
+        memo.seen = memo.seen.max(memo.rec_stored);
+    }
 }
 
 /// How a request relates to its stream's previous request.
@@ -192,45 +312,12 @@ pub(crate) enum Departure {
     ChangedAt(usize),
 }
 
-impl StreamHistory {
-    pub fn departure(&self, req: &Request, hashes: &[u64]) -> Departure {
-        let Some((model, prev)) = self.last.get(&req.stream) else {
-            return Departure::First;
-        };
-        if model != &req.model {
-            return Departure::ModelChanged;
-        }
-        match prev.iter().zip(hashes).position(|(a, b)| a != b) {
-            Some(i) => Departure::ChangedAt(i),
-            None if hashes.len() < prev.len() => Departure::ChangedAt(hashes.len()),
-            None => Departure::Extends,
-        }
-    }
-
-    pub fn record(&mut self, req: &Request, hashes: Vec<u64>) {
-        self.last
-            .insert(req.stream.clone(), (req.model.clone(), hashes));
-    }
-}
-
-/// The stop for a request that departs from its stream's previous prompt, if it does.
-pub(crate) fn departure_stop(req: &Request, d: Departure, ends: &[u64]) -> Option<ReuseStop> {
-    match d {
-        Departure::First | Departure::Extends => None,
-        Departure::ModelChanged => stop_at(req, 0, BreakReason::ModelChanged),
-        Departure::ChangedAt(i) => {
-            let start = if i == 0 { 0 } else { ends[i - 1] };
-            stop_at(req, start, BreakReason::PrefixChanged)
-        }
-    }
-}
-
 /// Explains why an automatic cache (OpenAI legacy, paged, radix) reused `cached` tokens.
 /// `live` is the matched length before the cache's own rounding and caps; `raw` the length that
 /// would have matched had nothing expired or been evicted (`gone` says which of the two applies).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn automatic_stop(
-    req: &Request,
+    cursor: &Cursor,
     cached: u64,
     live: u64,
     raw: u64,
@@ -243,7 +330,9 @@ pub(crate) fn automatic_stop(
 ) -> Option<ReuseStop> {
     let unit = unit.max(1);
     let whole = |n: u64| n / unit * unit;
-    let prompt = req.prompt_tokens();
+    let prompt = cursor.total();
+    let n = cursor.len();
+    let stop_at = |at, reason| cursor.stop_at(n, at, reason);
     if cached >= prompt {
         return None;
     }
@@ -253,119 +342,35 @@ pub(crate) fn automatic_stop(
         } else {
             gone
         };
-        return stop_at(req, live, reason);
+        return stop_at(live, reason);
     }
     if seen.stored_any > seen.stored_visible && whole(seen.stored_any) > live {
-        return stop_at(req, live.max(seen.stored_visible), BreakReason::InFlight);
+        return stop_at(live.max(seen.stored_visible), BreakReason::InFlight);
     }
     if whole(seen.stored_visible) > live {
         // Stored whole segments beyond the live match are gone (segment-level evidence; block
         // caches only report it when a whole block is missing, handled above).
-        return stop_at(req, live, gone);
+        return stop_at(live, gone);
     }
     if departure.is_some() {
         return departure;
     }
     if below_min {
-        return stop_at(req, live, BreakReason::BelowMinimum);
+        return stop_at(live, BreakReason::BelowMinimum);
     }
     // The prompt departs from everything seen before at `seen.seen` (a segment boundary); when
     // the match reaches that point, up to the cache's granularity, the change is the cause.
     if seen.seen < prompt && !seen.extends && (live >= seen.seen || seen.seen < cached + unit) {
-        return stop_at(req, live.max(seen.seen), BreakReason::PrefixChanged);
+        return stop_at(live.max(seen.seen), BreakReason::PrefixChanged);
     }
     let matched = live.max(seen.stored_visible);
     if cached < matched {
-        return stop_at(req, matched, BreakReason::Rounding);
+        return stop_at(matched, BreakReason::Rounding);
     }
     if seen.seen > matched {
-        return stop_at(req, matched, BreakReason::NotWritten);
+        return stop_at(matched, BreakReason::NotWritten);
     }
-    stop_at(req, matched, BreakReason::PrefixChanged)
-}
-
-/// Chained hashes of the full `block`-token blocks of a segment sequence, memoized over the most
-/// recent sequences: a request that extends a recent one hashes only its new blocks.
-#[derive(Debug)]
-pub(crate) struct BlockHasher {
-    block: usize,
-    /// (segment ids, block hashes) of recent sequences, most recent first.
-    recent: VecDeque<(Vec<u64>, Arc<Vec<u64>>)>,
-    keep: usize,
-}
-
-impl BlockHasher {
-    pub fn new(block: usize) -> Self {
-        BlockHasher {
-            block: block.max(1),
-            recent: VecDeque::new(),
-            keep: 8,
-        }
-    }
-
-    /// Block hashes of the concatenated tokens of `segments` (only full blocks).
-    pub fn hashes(&mut self, segments: &[Arc<Segment>]) -> Arc<Vec<u64>> {
-        let ids: Vec<u64> = segments.iter().map(|s| s.id).collect();
-        let ends = segment_ends(segments);
-        // Longest common segment prefix with a recent sequence.
-        let mut best: Option<(usize, usize)> = None; // (recent index, common segments)
-        for (i, (rids, _)) in self.recent.iter().enumerate() {
-            let common = rids.iter().zip(&ids).take_while(|(a, b)| a == b).count();
-            if best.is_none_or(|(_, c)| common > c) {
-                best = Some((i, common));
-            }
-        }
-        if let Some((i, common)) = best {
-            if common == ids.len() && self.recent[i].0.len() == ids.len() {
-                let hit = self.recent[i].1.clone();
-                let entry = self.recent.remove(i).expect("index in range");
-                self.recent.push_front(entry);
-                return hit;
-            }
-        }
-        let (mut hashes, start_block) = match best {
-            Some((i, common)) if common > 0 => {
-                let tokens = ends[common - 1] as usize;
-                let reuse = tokens / self.block;
-                let prev = &self.recent[i].1;
-                (
-                    prev[..reuse.min(prev.len())].to_vec(),
-                    reuse.min(prev.len()),
-                )
-            }
-            _ => (Vec::new(), 0),
-        };
-        let total = ends.last().copied().unwrap_or(0) as usize;
-        let n_blocks = total / self.block;
-        if start_block < n_blocks {
-            // Walk tokens from the first block not reused.
-            let mut buf: Vec<u8> = Vec::with_capacity(self.block * 4);
-            let mut prev = hashes.last().copied().unwrap_or(0);
-            let mut pos = 0usize;
-            let from = start_block * self.block;
-            for seg in segments {
-                let len = seg.len();
-                if pos + len <= from {
-                    pos += len;
-                    continue;
-                }
-                let skip = from.saturating_sub(pos);
-                for t in &seg.tokens[skip..] {
-                    buf.extend_from_slice(&t.to_le_bytes());
-                    if buf.len() == self.block * 4 {
-                        prev = xxh3_64_with_seed(&buf, prev);
-                        hashes.push(prev);
-                        buf.clear();
-                    }
-                }
-                pos += len;
-            }
-        }
-        let hashes = Arc::new(hashes);
-        self.recent.push_front((ids, hashes.clone()));
-        self.recent.truncate(self.keep);
-        hashes
-    }
+    stop_at(matched, BreakReason::PrefixChanged)
 }
 
 /// Salt of a level for Anthropic-style invalidation (A12): settings that invalidate system and
@@ -389,5 +394,84 @@ pub(crate) fn salt_for(salts: &[u64; 3], level: Level) -> u64 {
         Level::Tools => salts[0],
         Level::System => salts[1],
         Level::Messages => salts[2],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompt::{Role, SegmentKind};
+
+    fn request(ids: &[u64]) -> Request {
+        Request {
+            index: 0,
+            stream: "main".into(),
+            step: 0,
+            model: "m".into(),
+            sent_at_ms: 0,
+            segments: ids
+                .iter()
+                .map(|&id| {
+                    Arc::new(Segment {
+                        id,
+                        level: Level::Messages,
+                        kind: SegmentKind::Message(Role::User),
+                        label: format!("s{id}"),
+                        tokens: vec![id as u32; 1 + id as usize % 5].into(),
+                        breakpoint: None,
+                    })
+                })
+                .collect(),
+            settings: Default::default(),
+            reply: Vec::new(),
+            output_tokens: 0,
+        }
+    }
+
+    /// Two streams record into one `SeenPrefixes` through memos, interleaved, with growing,
+    /// diverging and rewound prompts and times going back: every memoized walk answers what a
+    /// walk from the start answers.
+    #[test]
+    fn memoized_walks_and_records_match_the_full_ones() {
+        let mut reference = SeenPrefixes::default();
+        let mut memoized = SeenPrefixes::default();
+        let mut cursors = [Cursor::default(), Cursor::default()];
+        let mut memos = [SeenMemo::default(), SeenMemo::default()];
+        // (stream, prompt ids, time)
+        let steps: &[(usize, &[u64], u64)] = &[
+            (0, &[1, 2, 3], 10),
+            (1, &[1, 2, 7], 11),
+            (0, &[1, 2, 3, 4], 30),
+            (1, &[1, 2, 3, 4, 5], 20),
+            (0, &[1, 9], 40),
+            (0, &[1, 9, 10, 11], 15),
+            (1, &[1, 2, 3, 4, 5, 6], 50),
+            (0, &[1, 2, 3, 4, 5, 6, 8], 60),
+        ];
+        for &(k, ids, t) in steps {
+            let req = request(ids);
+            let adv = cursors[k].advance(&req, [0; 3]);
+            memos[k].keep(adv.keep, adv.same_model);
+            let hashes = segment_hashes(req.segments.iter());
+            let ends = segment_ends(&req.segments);
+            let want = reference.matches(&hashes, &ends, t);
+            let got = memoized.matches_from(&cursors[k], t, &mut memos[k]);
+            assert_eq!(
+                (got.seen, got.stored_any, got.stored_visible, got.extends),
+                (
+                    want.seen,
+                    want.stored_any,
+                    want.stored_visible,
+                    want.extends
+                ),
+                "stream {k} at {t}"
+            );
+            // The prompt is seen; all but its last segment are stored, readable 5 later.
+            let n = ids.len();
+            reference.record_seen(&hashes);
+            reference.record_stored(&hashes[..n - 1], t + 5);
+            memoized.record_seen_from(cursors[k].hashes(), n, &mut memos[k]);
+            memoized.record_stored_from(cursors[k].hashes(), (0, n - 1), t + 5, &mut memos[k]);
+        }
     }
 }

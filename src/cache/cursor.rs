@@ -10,12 +10,13 @@
 //! The comparison itself is linear in the segment count but costs well under a nanosecond per
 //! segment (pointer compares, eight at a time); everything token-sized is incremental.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::common::{self, Departure};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use super::common::{self, Departure, SeenMemo};
 use super::{BreakReason, ReuseStop};
-use crate::prompt::{Level, Request, Segment};
+use crate::prompt::{Request, Segment};
 
 /// Length of the longest common prefix of `a` and `b` by identity (`Arc::ptr_eq`).
 pub(crate) fn same_prefix(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> usize {
@@ -124,8 +125,8 @@ impl Cursor {
         self.prompt_len = self.prompt_len.min(n);
     }
 
-    /// The stop for a prompt that departs from the stream's previous prompt, if it does (the
-    /// same answer as [`common::departure_stop`]).
+    /// The stop for a prompt that departs from the stream's previous prompt, if it does: a
+    /// model change stops at token 0, a changed segment at its start.
     pub fn departure_stop(&self, d: Departure) -> Option<ReuseStop> {
         let n = self.prompt_len;
         match d {
@@ -173,7 +174,7 @@ impl Cursor {
 
     /// The stop record for reuse ending at token `at` of the first `n` segments (the request's
     /// prompt): the segment holding that token, else the last non-empty one, else the last one.
-    /// The same answer as [`common::stop_at`], in O(log n).
+    /// The answer of a linear scan over the segments, in O(log n).
     pub fn stop_at(&self, n: usize, at: u64, reason: BreakReason) -> Option<ReuseStop> {
         let n = n.min(self.segs.len());
         let i = self
@@ -189,27 +190,152 @@ impl Cursor {
             reason,
         })
     }
+}
 
-    /// Index of the first segment at `level` or later among the first `n`, or `n`.
-    pub fn first_at(&self, n: usize, level: Level) -> usize {
-        self.segs[..n.min(self.segs.len())]
-            .iter()
-            .position(|s| s.level >= level)
-            .unwrap_or(n)
+/// The per-stream state of an automatic cache (OpenAI legacy, paged, radix): the cursor, what
+/// the stream already found in or recorded into the model's [`SeenPrefixes`], and the chained
+/// hashes of the full blocks of the cursor's tokens (for block caches).
+///
+/// [`SeenPrefixes`]: common::SeenPrefixes
+#[derive(Debug, Default)]
+pub(crate) struct AutoStream {
+    pub cursor: Cursor,
+    pub seen: SeenMemo,
+    blocks: Vec<u64>,
+}
+
+impl AutoStream {
+    /// Moves to `req`'s prompt; block hashes of `block` tokens survive up to the kept tokens.
+    pub fn advance(&mut self, req: &Request, block: usize) -> Advance {
+        let adv = self.cursor.advance(req, [0; 3]);
+        self.seen.keep(adv.keep, adv.same_model);
+        self.blocks
+            .truncate(self.cursor.start(adv.keep) as usize / block.max(1));
+        adv
+    }
+
+    /// Chained hashes of the full `block`-token blocks of the cursor's tokens, hashing only the
+    /// blocks not hashed before (the same values as `BlockHasher`).
+    pub fn block_hashes(&mut self, block: usize) -> &[u64] {
+        let block = block.max(1);
+        let total = self.cursor.total() as usize / block;
+        if self.blocks.len() < total {
+            let from = self.blocks.len() * block;
+            let mut prev = self.blocks.last().copied().unwrap_or(0);
+            // One block's bytes, filled a slice at a time (little-endian token ids).
+            let mut buf = vec![0u8; block * 4];
+            let mut filled = 0usize;
+            let first = self.cursor.segment_at(from as u64).unwrap_or(0);
+            let mut pos = self.cursor.start(first) as usize;
+            for seg in &self.cursor.segments()[first..] {
+                let skip = from.saturating_sub(pos);
+                pos += seg.len();
+                if skip >= seg.len() {
+                    continue;
+                }
+                let mut src = &seg.tokens[skip..];
+                while !src.is_empty() {
+                    let take = (block - filled).min(src.len());
+                    for (dst, t) in buf[filled * 4..(filled + take) * 4]
+                        .chunks_exact_mut(4)
+                        .zip(&src[..take])
+                    {
+                        dst.copy_from_slice(&t.to_le_bytes());
+                    }
+                    filled += take;
+                    src = &src[take..];
+                    if filled == block {
+                        prev = xxh3_64_with_seed(&buf, prev);
+                        self.blocks.push(prev);
+                        filled = 0;
+                    }
+                }
+            }
+        }
+        &self.blocks[..total]
     }
 }
 
-/// One `C` per (stream, model): each stream is its own conversation, and caches keep state per
-/// model. Streams are few (main plus subagents), so models are found by a short scan.
+/// Equal strings, compared inline: the names compared here are short, and a libc `memcmp` call
+/// per lookup showed up in profiles.
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+}
+
+/// Values by name (streams, models): few entries, looked up once or twice per request, the
+/// last one found tried first.
+#[derive(Debug)]
+pub(crate) struct ByName<V> {
+    items: Vec<(String, V)>,
+    last: usize,
+}
+
+impl<V> Default for ByName<V> {
+    fn default() -> Self {
+        ByName {
+            items: Vec::new(),
+            last: 0,
+        }
+    }
+}
+
+impl<V> ByName<V> {
+    fn find(&mut self, name: &str) -> Option<usize> {
+        if self
+            .items
+            .get(self.last)
+            .is_some_and(|(n, _)| same_name(n, name))
+        {
+            return Some(self.last);
+        }
+        let i = self.items.iter().position(|(n, _)| same_name(n, name))?;
+        self.last = i;
+        Some(i)
+    }
+
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut V> {
+        let i = self.find(name)?;
+        Some(&mut self.items[i].1)
+    }
+
+    pub fn contains(&mut self, name: &str) -> bool {
+        self.find(name).is_some()
+    }
+
+    /// The value of `name`, made by `make` when absent.
+    pub fn get_or_insert_with(&mut self, name: &str, make: impl FnOnce() -> V) -> &mut V {
+        let i = match self.find(name) {
+            Some(i) => i,
+            None => {
+                self.items.push((name.to_string(), make()));
+                self.last = self.items.len() - 1;
+                self.last
+            }
+        };
+        &mut self.items[i].1
+    }
+
+    /// Whether a name other than `name` is present.
+    pub fn any_other(&self, name: &str) -> bool {
+        self.items.iter().any(|(n, _)| !same_name(n, name))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+        self.items.iter().map(|(n, v)| (n.as_str(), v))
+    }
+}
+
+/// One `C` per stream, or per (stream, model): each stream is its own conversation, and some
+/// caches keep state per model.
 #[derive(Debug)]
 pub(crate) struct Streams<C> {
-    map: HashMap<String, Vec<(String, C)>>,
+    map: ByName<ByName<C>>,
 }
 
 impl<C> Default for Streams<C> {
     fn default() -> Self {
         Streams {
-            map: HashMap::new(),
+            map: ByName::default(),
         }
     }
 }
@@ -217,18 +343,9 @@ impl<C> Default for Streams<C> {
 impl<C: Default> Streams<C> {
     /// The state of `stream` on `model`, created empty on first use.
     pub fn get(&mut self, stream: &str, model: &str) -> &mut C {
-        if !self.map.contains_key(stream) {
-            self.map.insert(stream.to_string(), Vec::new());
-        }
-        let per_model = self.map.get_mut(stream).expect("inserted above");
-        let i = match per_model.iter().position(|(m, _)| m == model) {
-            Some(i) => i,
-            None => {
-                per_model.push((model.to_string(), C::default()));
-                per_model.len() - 1
-            }
-        };
-        &mut per_model[i].1
+        self.map
+            .get_or_insert_with(stream, ByName::default)
+            .get_or_insert_with(model, C::default)
     }
 
     /// The state of `stream`, whatever its model.
@@ -240,7 +357,7 @@ impl<C: Default> Streams<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prompt::{Request, RequestSettings, Role, SegmentKind};
+    use crate::prompt::{Level, Request, RequestSettings, Role, SegmentKind};
 
     fn seg(id: u64, level: Level, len: usize) -> Arc<Segment> {
         Arc::new(Segment {
@@ -308,7 +425,6 @@ mod tests {
             );
         }
         assert_eq!(c.segment_at(4), Some(2));
-        assert_eq!(c.first_at(4, Level::Messages), 2);
     }
 
     #[test]
@@ -321,5 +437,37 @@ mod tests {
         b[3] = seg(3, Level::Messages, 1);
         assert_eq!(same_prefix(&a, &b), 3);
         assert_eq!(same_prefix(&a[..5], &a), 5);
+    }
+
+    /// Block hashes from the cursor equal chained xxh3 over the flat token bytes, block by
+    /// block, and survive a request that keeps only part of the previous segments.
+    #[test]
+    fn block_hashes_match_a_flat_computation() {
+        let flat_hashes = |segs: &[Arc<Segment>], block: usize| {
+            let bytes: Vec<u8> = segs
+                .iter()
+                .flat_map(|s| s.tokens.iter().flat_map(|t| t.to_le_bytes()))
+                .collect();
+            let mut prev = 0u64;
+            bytes
+                .chunks_exact(block * 4)
+                .map(|c| {
+                    prev = xxh3_64_with_seed(c, prev);
+                    prev
+                })
+                .collect::<Vec<u64>>()
+        };
+        let a: Vec<_> = (0..9)
+            .map(|i| seg(i, Level::Messages, 3 + 2 * i as usize))
+            .collect();
+        let mut st = AutoStream::default();
+        st.advance(&request(a[..6].to_vec()), 4);
+        assert_eq!(st.block_hashes(4), flat_hashes(&a[..6], 4).as_slice());
+        let mut b = a[..4].to_vec();
+        b.push(seg(40, Level::Messages, 11));
+        b.extend(a[6..].iter().cloned());
+        let adv = st.advance(&request(b.clone()), 4);
+        assert_eq!(adv.keep, 4);
+        assert_eq!(st.block_hashes(4), flat_hashes(&b, 4).as_slice());
     }
 }

@@ -14,15 +14,14 @@
 //! - Routing to replicas (O3) is not modelled: one machine, so this is the best case; §8 notes
 //!   real hits are sometimes one or two blocks shorter.
 
-use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, BlockHasher, HashKeyed, SeenPrefixes, StreamHistory};
+use super::common::{self, HashKeyed, SeenPrefixes};
+use super::cursor::{AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
-use crate::prompt::{Request, Segment};
+use crate::prompt::Request;
 use crate::scenario::format::duration_str;
 
 /// Parameters of the legacy OpenAI cache.
@@ -73,7 +72,6 @@ struct Entry {
 #[derive(Debug)]
 struct ModelState {
     blocks: HashKeyed<u64, Entry>,
-    hasher: BlockHasher,
     seen: SeenPrefixes,
 }
 
@@ -81,23 +79,23 @@ struct ModelState {
 #[derive(Debug)]
 pub struct OpenAiCache {
     config: OpenAiConfig,
-    models: HashMap<String, ModelState>,
-    streams: StreamHistory,
+    models: ByName<ModelState>,
+    streams: Streams<AutoStream>,
 }
 
 impl OpenAiCache {
     pub fn new(config: OpenAiConfig) -> Self {
         OpenAiCache {
             config,
-            models: HashMap::new(),
-            streams: StreamHistory::default(),
+            models: ByName::default(),
+            streams: Streams::default(),
         }
     }
 
-    fn live(&self, e: &Entry, now: u64) -> bool {
+    fn live(config: &OpenAiConfig, e: &Entry, now: u64) -> bool {
         e.visible_at <= now
-            && now.saturating_sub(e.last_used) <= self.config.idle_ttl.as_millis() as u64
-            && now.saturating_sub(e.written_at) <= self.config.max_age.as_millis() as u64
+            && now.saturating_sub(e.last_used) <= config.idle_ttl.as_millis() as u64
+            && now.saturating_sub(e.written_at) <= config.max_age.as_millis() as u64
     }
 }
 
@@ -112,33 +110,33 @@ impl CacheModel for OpenAiCache {
 
     fn lookup(&mut self, req: &Request) -> CacheOutcome {
         let now = req.sent_at_ms;
-        let prompt = req.prompt_tokens();
         let unit = self.config.increment.max(1);
+        let others = self.models.any_other(&req.model);
+        let st = self.streams.stream(&req.stream);
+        let departure = st.advance(req, unit as usize).departure;
+        let prompt = st.cursor.total();
         let mut outcome = CacheOutcome {
             prompt_tokens: prompt,
             ..CacheOutcome::default()
         };
-        let others = self.models.keys().any(|m| m != &req.model);
-        let seg_hashes = common::segment_hashes(req.segments.iter());
-        let ends = common::segment_ends(&req.segments);
-        let departure = self.streams.departure(req, &seg_hashes);
-        self.streams.record(req, seg_hashes.clone());
-        let Some(mut state) = self.models.remove(&req.model) else {
+        let Some(state) = self.models.get_mut(&req.model) else {
             // Cold: the prompt is written (free) if long enough.
             if prompt >= self.config.min_tokens {
                 outcome.write_5m_tokens = prompt / unit * unit;
             }
             outcome.uncached_input_tokens = prompt - outcome.write_5m_tokens;
-            outcome.stop = common::stop_at(req, 0, common::cold_reason(others));
+            outcome.stop = st
+                .cursor
+                .stop_at(req.segments.len(), 0, common::cold_reason(others));
             return outcome;
         };
-        let hashes = state.hasher.hashes(&req.segments);
+        let hashes = st.block_hashes(unit as usize);
         let mut live_blocks = 0usize;
         while live_blocks < hashes.len()
             && state
                 .blocks
                 .get(&hashes[live_blocks])
-                .is_some_and(|e| self.live(e, now))
+                .is_some_and(|e| Self::live(&self.config, e, now))
         {
             live_blocks += 1;
         }
@@ -166,10 +164,10 @@ impl CacheModel for OpenAiCache {
             outcome.write_5m_tokens = (prompt / unit * unit).saturating_sub(cached);
         }
         outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
-        let seen = state.seen.matches(&seg_hashes, &ends, now);
+        let seen = state.seen.matches_from(&st.cursor, now, &mut st.seen);
         let below_min = cached == 0 && (prompt < self.config.min_tokens || live > 0);
         outcome.stop = common::automatic_stop(
-            req,
+            &st.cursor,
             cached,
             live,
             raw_blocks as u64 * unit,
@@ -178,35 +176,33 @@ impl CacheModel for OpenAiCache {
             seen,
             unit,
             BreakReason::TtlExpired,
-            common::departure_stop(req, departure, &ends),
+            st.cursor.departure_stop(departure),
         );
-        self.models.insert(req.model.clone(), state);
         outcome
     }
 
     fn store(&mut self, req: &Request, _outcome: &CacheOutcome, visible_at: u64, completed: u64) {
         let now = req.sent_at_ms;
-        let state = self
-            .models
-            .entry(req.model.clone())
-            .or_insert_with(|| ModelState {
-                blocks: HashKeyed::default(),
-                hasher: BlockHasher::new(self.config.increment.max(1) as usize),
-                seen: SeenPrefixes::default(),
-            });
-        let seg_hashes = common::segment_hashes(req.segments.iter());
-        state.seen.record_seen(&seg_hashes);
-        let prompt = req.prompt_tokens();
+        let unit = self.config.increment.max(1);
+        let state = self.models.get_or_insert_with(&req.model, || ModelState {
+            blocks: HashKeyed::default(),
+            seen: SeenPrefixes::default(),
+        });
+        let st = self.streams.stream(&req.stream);
+        st.advance(req, unit as usize);
+        let n = req.segments.len();
+        state
+            .seen
+            .record_seen_from(st.cursor.hashes(), n, &mut st.seen);
+        let prompt = st.cursor.total();
         if prompt < self.config.min_tokens {
             return;
         }
-        let all: Vec<Arc<Segment>> = req.segments.iter().chain(&req.reply).cloned().collect();
-        let hashes = state.hasher.hashes(&all);
-        let unit = self.config.increment.max(1);
+        st.cursor.extend(&req.reply);
         let prompt_blocks = (prompt / unit) as usize;
         let idle = self.config.idle_ttl.as_millis() as u64;
         let max_age = self.config.max_age.as_millis() as u64;
-        for (i, h) in hashes.iter().enumerate() {
+        for (i, h) in st.block_hashes(unit as usize).iter().enumerate() {
             let vis = if i < prompt_blocks {
                 visible_at
             } else {
@@ -230,10 +226,14 @@ impl CacheModel for OpenAiCache {
                 }
             }
         }
-        let all_hashes = common::segment_hashes(all.iter());
-        let n = req.segments.len();
-        state.seen.record_continued(&all_hashes);
-        state.seen.record_stored(&all_hashes[..n], visible_at);
-        state.seen.record_stored(&all_hashes[n..], completed);
+        let all = st.cursor.len();
+        let hashes = st.cursor.hashes();
+        state.seen.record_continued_from(hashes, all, &mut st.seen);
+        state
+            .seen
+            .record_stored_from(hashes, (0, n), visible_at, &mut st.seen);
+        state
+            .seen
+            .record_stored_from(hashes, (n, all), completed, &mut st.seen);
     }
 }

@@ -9,15 +9,24 @@
 //!   its blocks tail first, so tails are evicted first; eviction is lazy, on allocation (V6).
 //! - No TTL. Decode blocks are cached as they fill: the visible reply becomes part of the
 //!   cached sequence once complete (§8); reasoning tokens are not repeated by the next prompt.
+//!
+//! Cost per request is what it adds, not its length. The LRU free list is kept implicitly:
+//! a request pins only its last block (which pins the chain above it), and a release stamps only
+//! that block. The free list's order follows from the stamps: a release numbers its blocks tail
+//! first, so within a chain a parent is always freed after its children; hence the least
+//! recently freed block is always a leaf of the block tree, and a leaf's own stamp (raised by
+//! its evicted children's stamps + 1) is exactly its position in vLLM's free list. Evictable
+//! leaves sit in an ordered set; everything else is untouched until it becomes a leaf. Each
+//! stream remembers the blocks it held, so a lookup probes only blocks past them.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, BlockHasher, HashKeyed, HashSetKeyed, SeenPrefixes, StreamHistory};
+use super::common::{self, HashKeyed, HashSetKeyed, SeenPrefixes};
+use super::cursor::{AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
-use crate::prompt::{Request, Segment};
+use crate::prompt::Request;
 
 /// Parameters of the paged cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,20 +53,37 @@ impl Default for PagedConfig {
 struct Block {
     /// (model key, chained block hash) while the block holds cached content.
     hash: Option<(u64, u64)>,
-    ref_cnt: u32,
+    /// The block before this one in its chain (`NIL` for a first block).
+    parent: usize,
+    /// Cached blocks whose parent this is.
+    children: u32,
+    /// Running requests whose held blocks end here (each pins the whole chain above).
+    pins: u32,
+    /// Free-list position from the last release ending here or below: greater = freed later.
+    stamp: u64,
     visible_at: u64,
-    /// Neighbours in the free list (least recently freed at the head), when free.
-    prev: usize,
-    next: usize,
-    free: bool,
+    /// In the evictable set (cached, unpinned, no cached children).
+    evictable: bool,
+    /// Allocation number of the current content: a block evicted and refilled with the same
+    /// hash is another block for a stream that remembers it.
+    generation: u64,
 }
 
 const NIL: usize = usize::MAX;
 
 #[derive(Debug)]
 struct ModelState {
-    hasher: BlockHasher,
     seen: SeenPrefixes,
+}
+
+/// A stream's cursor plus the blocks its last stored request held, in chain order.
+#[derive(Debug, Default)]
+struct StreamState {
+    auto: AutoStream,
+    /// (block, generation) in chain order.
+    chain: Vec<(usize, u64)>,
+    /// Upper bound of the `visible_at` of the blocks in `chain`.
+    chain_vis: u64,
 }
 
 /// The vLLM-style paged prefix cache. The block pool is shared by all models (one GPU's KV
@@ -67,15 +93,17 @@ pub struct PagedCache {
     config: PagedConfig,
     blocks: Vec<Block>,
     by_hash: HashKeyed<(u64, u64), usize>,
-    /// Doubly linked LRU free list (vLLM's `FreeKVCacheBlockQueue`): O(1) append, pop and
-    /// removal from the middle when a cached block is hit again.
-    free_head: usize,
-    free_tail: usize,
-    /// Requests still generating: (completes at, their blocks in order).
-    running: Vec<(u64, Vec<usize>)>,
+    /// Evictable leaves by (stamp, block): the first is the head of vLLM's free list.
+    evictable: BTreeSet<(u64, usize)>,
+    /// Next free-list position to hand out.
+    next_seq: u64,
+    /// Allocations so far (block generations).
+    allocations: u64,
+    /// Requests still generating: (completes at, last held block or `NIL`, blocks held).
+    running: Vec<(u64, usize, u64)>,
     evicted: HashSetKeyed<(u64, u64)>,
-    models: HashMap<String, ModelState>,
-    streams: StreamHistory,
+    models: ByName<ModelState>,
+    streams: Streams<StreamState>,
 }
 
 fn model_key(model: &str) -> u64 {
@@ -84,72 +112,78 @@ fn model_key(model: &str) -> u64 {
 
 impl PagedCache {
     pub fn new(config: PagedConfig) -> Self {
+        // The pool's size is known: size the index once instead of growing it.
+        let size = config.capacity_blocks.min(1 << 16);
         PagedCache {
             config,
-            blocks: Vec::new(),
-            by_hash: HashKeyed::default(),
-            free_head: NIL,
-            free_tail: NIL,
+            blocks: Vec::with_capacity(size),
+            by_hash: HashKeyed::with_capacity_and_hasher(size, Default::default()),
+            evictable: BTreeSet::new(),
+            next_seq: 0,
+            allocations: 0,
             running: Vec::new(),
             evicted: HashSetKeyed::default(),
-            models: HashMap::new(),
-            streams: StreamHistory::default(),
+            models: ByName::default(),
+            streams: Streams::default(),
         }
     }
 
-    /// Frees the blocks of requests finished by `now`, each request tail first (V6).
+    /// Puts block `id` into, or takes it out of, the evictable set as its state says.
+    fn refresh(&mut self, id: usize) {
+        let b = &self.blocks[id];
+        let should = b.hash.is_some() && b.pins == 0 && b.children == 0;
+        if b.evictable {
+            self.evictable.remove(&(b.stamp, id));
+        }
+        self.blocks[id].evictable = should;
+        if should {
+            self.evictable.insert((self.blocks[id].stamp, id));
+        }
+    }
+
+    fn pin(&mut self, id: usize) {
+        self.blocks[id].pins += 1;
+        if self.blocks[id].evictable {
+            self.refresh(id);
+        }
+    }
+
+    fn unpin(&mut self, id: usize) {
+        let b = &mut self.blocks[id];
+        b.pins = b.pins.saturating_sub(1);
+        if b.pins == 0 && b.children == 0 {
+            self.refresh(id);
+        }
+    }
+
+    /// Frees the blocks of requests finished by `now`, each request tail first (V6): the
+    /// request's blocks take the next free-list positions, its last block the first of them.
     fn release_finished(&mut self, now: u64) {
-        let mut done: Vec<(u64, Vec<usize>)> = Vec::new();
-        self.running.retain(|(t, ids)| {
-            if *t <= now {
-                done.push((*t, ids.clone()));
+        let mut done: Vec<(u64, usize, u64)> = Vec::new();
+        self.running.retain(|&(t, end, held)| {
+            if t <= now {
+                done.push((t, end, held));
                 false
             } else {
                 true
             }
         });
-        done.sort_by_key(|(t, _)| *t);
-        for (_, ids) in done {
-            for &id in ids.iter().rev() {
-                let b = &mut self.blocks[id];
-                b.ref_cnt = b.ref_cnt.saturating_sub(1);
-                if b.ref_cnt == 0 {
-                    self.push_free(id);
-                }
+        done.sort_by_key(|&(t, _, _)| t);
+        for (_, end, held) in done {
+            let seq = self.next_seq;
+            self.next_seq += held;
+            if end == NIL {
+                continue;
             }
+            if self.blocks[end].evictable {
+                let b = &self.blocks[end];
+                self.evictable.remove(&(b.stamp, end));
+                self.blocks[end].evictable = false;
+            }
+            let b = &mut self.blocks[end];
+            b.stamp = b.stamp.max(seq);
+            self.unpin(end);
         }
-    }
-
-    fn push_free(&mut self, id: usize) {
-        let tail = self.free_tail;
-        let b = &mut self.blocks[id];
-        b.free = true;
-        b.prev = tail;
-        b.next = NIL;
-        if tail == NIL {
-            self.free_head = id;
-        } else {
-            self.blocks[tail].next = id;
-        }
-        self.free_tail = id;
-    }
-
-    fn unlink_free(&mut self, id: usize) {
-        let (prev, next) = (self.blocks[id].prev, self.blocks[id].next);
-        if prev == NIL {
-            self.free_head = next;
-        } else {
-            self.blocks[prev].next = next;
-        }
-        if next == NIL {
-            self.free_tail = prev;
-        } else {
-            self.blocks[next].prev = prev;
-        }
-        let b = &mut self.blocks[id];
-        b.free = false;
-        b.prev = NIL;
-        b.next = NIL;
     }
 
     /// A block for new content: a never-used one while the pool has room, else the least
@@ -158,26 +192,62 @@ impl PagedCache {
         if self.blocks.len() < self.config.capacity_blocks {
             self.blocks.push(Block {
                 hash: None,
-                ref_cnt: 0,
+                parent: NIL,
+                children: 0,
+                pins: 0,
+                stamp: 0,
                 visible_at: 0,
-                prev: NIL,
-                next: NIL,
-                free: false,
+                evictable: false,
+                generation: 0,
             });
             return Some(self.blocks.len() - 1);
         }
-        let id = self.free_head;
-        if id == NIL {
-            return None;
-        }
-        self.unlink_free(id);
+        let (stamp, id) = self.evictable.pop_first()?;
         let b = &mut self.blocks[id];
+        b.evictable = false;
         if let Some(k) = b.hash.take() {
             self.by_hash.remove(&k);
             self.evicted.insert(k);
         }
+        let parent = b.parent;
+        if parent != NIL {
+            // The parent was freed after this block by every release that freed both.
+            let p = &mut self.blocks[parent];
+            p.children -= 1;
+            if p.evictable {
+                self.evictable.remove(&(p.stamp, parent));
+                self.blocks[parent].evictable = false;
+            }
+            let p = &mut self.blocks[parent];
+            p.stamp = p.stamp.max(stamp + 1);
+            self.refresh(parent);
+        }
         Some(id)
     }
+}
+
+/// How many leading blocks of `chain` still hold `hashes` (cached blocks form prefix-closed
+/// chains, since leaves go first, so a binary search finds the end).
+fn still_held(blocks: &[Block], chain: &[(usize, u64)], hashes: &[u64], mk: u64) -> usize {
+    let n = chain.len().min(hashes.len());
+    let held = |j: usize| {
+        let (id, generation) = chain[j - 1];
+        let b = &blocks[id];
+        b.generation == generation && b.hash == Some((mk, hashes[j - 1]))
+    };
+    if n == 0 || held(n) {
+        return n;
+    }
+    let (mut lo, mut hi) = (0, n); // held(lo) (or lo = 0), !held(hi)
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if held(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl CacheModel for PagedCache {
@@ -192,24 +262,29 @@ impl CacheModel for PagedCache {
     fn lookup(&mut self, req: &Request) -> CacheOutcome {
         let now = req.sent_at_ms;
         self.release_finished(now);
-        let prompt = req.prompt_tokens();
         let bs = self.config.block_size.max(1) as u64;
         let mk = model_key(&req.model);
+        let others = self.models.any_other(&req.model);
+        let fresh = !self.models.contains(&req.model);
+        let state = self.models.get_or_insert_with(&req.model, || ModelState {
+            seen: SeenPrefixes::default(),
+        });
+        let st = self.streams.stream(&req.stream);
+        let adv = st.auto.advance(req, bs as usize);
+        st.chain
+            .truncate((st.auto.cursor.start(adv.keep) / bs) as usize);
+        let prompt = st.auto.cursor.total();
         let mut outcome = CacheOutcome {
             prompt_tokens: prompt,
             ..CacheOutcome::default()
         };
-        let others = self.models.keys().any(|m| m != &req.model);
-        let fresh = !self.models.contains_key(&req.model);
-        let state = self
-            .models
-            .entry(req.model.clone())
-            .or_insert_with(|| ModelState {
-                hasher: BlockHasher::new(bs as usize),
-                seen: SeenPrefixes::default(),
-            });
-        let hashes = state.hasher.hashes(&req.segments);
-        let mut matched = 0usize;
+        let hashes = st.auto.block_hashes(bs as usize);
+        // The blocks this stream held last time are still cached and readable: start past them.
+        let mut matched = if st.chain_vis <= now {
+            still_held(&self.blocks, &st.chain, hashes, mk)
+        } else {
+            0
+        };
         while matched < hashes.len()
             && self
                 .by_hash
@@ -231,16 +306,13 @@ impl CacheModel for PagedCache {
         outcome.cached_tokens = cached;
         outcome.write_5m_tokens = (prompt / bs * bs).saturating_sub(cached);
         outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
-        let seg_hashes = common::segment_hashes(req.segments.iter());
-        let ends = common::segment_ends(&req.segments);
-        let seen = state.seen.matches(&seg_hashes, &ends, now);
-        let departure = self.streams.departure(req, &seg_hashes);
-        self.streams.record(req, seg_hashes);
+        let cursor = &st.auto.cursor;
+        let seen = state.seen.matches_from(cursor, now, &mut st.auto.seen);
         outcome.stop = if fresh {
-            common::stop_at(req, 0, common::cold_reason(others))
+            cursor.stop_at(cursor.len(), 0, common::cold_reason(others))
         } else {
             common::automatic_stop(
-                req,
+                cursor,
                 cached,
                 matched as u64 * bs,
                 raw as u64 * bs,
@@ -249,7 +321,7 @@ impl CacheModel for PagedCache {
                 seen,
                 bs,
                 BreakReason::Evicted,
-                common::departure_stop(req, departure, &ends),
+                cursor.departure_stop(adv.departure),
             )
         };
         outcome
@@ -258,60 +330,178 @@ impl CacheModel for PagedCache {
     fn store(&mut self, req: &Request, _outcome: &CacheOutcome, visible_at: u64, completed: u64) {
         let bs = self.config.block_size.max(1);
         let mk = model_key(&req.model);
-        let all: Vec<Arc<Segment>> = req.segments.iter().chain(&req.reply).cloned().collect();
         let Some(state) = self.models.get_mut(&req.model) else {
             return;
         };
-        let hashes = state.hasher.hashes(&all);
-        let seg_hashes = common::segment_hashes(all.iter());
+        // Taken out while the pool changes; put back below.
+        let mut st = std::mem::take(self.streams.stream(&req.stream));
+        let adv = st.auto.advance(req, bs);
+        st.chain
+            .truncate(st.auto.cursor.start(adv.keep) as usize / bs);
         let n = req.segments.len();
-        state.seen.record_seen(&seg_hashes[..n]);
-        let prompt_blocks = req.prompt_tokens() as usize / bs;
-        let mut held = Vec::with_capacity(hashes.len());
-        let mut stored_upto = 0usize;
-        for (i, h) in hashes.iter().enumerate() {
+        let prompt_blocks = st.auto.cursor.total() as usize / bs;
+        state
+            .seen
+            .record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
+        st.auto.cursor.extend(&req.reply);
+        st.auto.block_hashes(bs);
+        let mut chain = std::mem::take(&mut st.chain);
+        let hashes = st.auto.block_hashes(bs);
+        // Blocks held last time and still cached: pin their end; their visibility is already
+        // at or before this request's unless the stream's clock went backwards.
+        let known = still_held(&self.blocks, &chain, hashes, mk);
+        chain.truncate(known);
+        let mut chain_vis = if known > 0 { st.chain_vis } else { 0 };
+        if chain_vis > visible_at {
+            for &(id, _) in &chain {
+                let b = &mut self.blocks[id];
+                b.visible_at = b.visible_at.min(visible_at);
+            }
+            chain_vis = chain
+                .iter()
+                .map(|&(id, _)| self.blocks[id].visible_at)
+                .max()
+                .unwrap_or(0);
+        }
+        let mut prev = chain.last().map_or(NIL, |&(id, _)| id);
+        if prev != NIL {
+            self.pin(prev);
+        }
+        let mut stored_upto = known * bs;
+        let mut missed = false;
+        for (i, h) in hashes.iter().enumerate().skip(known) {
             let vis = if i < prompt_blocks {
                 visible_at
             } else {
                 completed
             };
-            if let Some(&id) = self.by_hash.get(&(mk, *h)) {
-                let b = &mut self.blocks[id];
-                let was_free = b.free;
-                if was_free {
-                    self.unlink_free(id);
-                }
-                let b = &mut self.blocks[id];
-                b.ref_cnt += 1;
-                b.visible_at = b.visible_at.min(vis);
-                held.push(id);
+            // After the first block not cached, none is: a cached block's parent is cached.
+            let found = if missed {
+                None
             } else {
+                self.by_hash.get(&(mk, *h)).copied()
+            };
+            let id = if let Some(id) = found {
+                self.pin(id);
+                let b = &mut self.blocks[id];
+                b.visible_at = b.visible_at.min(vis);
+                id
+            } else {
+                missed = true;
                 let Some(id) = self.allocate() else {
                     break; // the pool is full of pinned blocks: the rest is not cached
                 };
-                let b = &mut self.blocks[id];
-                b.hash = Some((mk, *h));
-                b.ref_cnt = 1;
-                b.visible_at = vis;
+                self.blocks[id] = Block {
+                    hash: Some((mk, *h)),
+                    parent: prev,
+                    children: 0,
+                    pins: 1,
+                    stamp: 0,
+                    visible_at: vis,
+                    evictable: false,
+                    generation: self.allocations,
+                };
+                self.allocations += 1;
                 self.by_hash.insert((mk, *h), id);
-                self.evicted.remove(&(mk, *h));
-                held.push(id);
+                if !self.evicted.is_empty() {
+                    self.evicted.remove(&(mk, *h));
+                }
+                if prev != NIL {
+                    self.blocks[prev].children += 1;
+                }
+                id
+            };
+            if prev != NIL {
+                self.unpin(prev);
             }
+            prev = id;
+            chain_vis = chain_vis.max(self.blocks[id].visible_at);
+            chain.push((id, self.blocks[id].generation));
             stored_upto = (i + 1) * bs;
         }
-        self.running.push((completed, held));
+        self.running.push((completed, prev, chain.len() as u64));
+        st.chain = chain;
+        st.chain_vis = chain_vis;
         // Record, for explanations, the segment prefixes that fit in the stored blocks.
         let state = self.models.get_mut(&req.model).expect("state exists");
-        let ends = common::segment_ends(&all);
-        let k = ends
-            .iter()
-            .take_while(|&&e| e as usize <= stored_upto)
-            .count();
+        let cursor = &st.auto.cursor;
+        let k = cursor
+            .ends()
+            .partition_point(|&e| e as usize <= stored_upto);
         let kp = k.min(n);
-        state.seen.record_continued(&seg_hashes);
-        state.seen.record_stored(&seg_hashes[..kp], visible_at);
+        let all = cursor.len();
+        let hashes = cursor.hashes();
+        state
+            .seen
+            .record_continued_from(hashes, all, &mut st.auto.seen);
+        state
+            .seen
+            .record_stored_from(hashes, (0, kp), visible_at, &mut st.auto.seen);
         if k > n {
-            state.seen.record_stored(&seg_hashes[n..k], completed);
+            state
+                .seen
+                .record_stored_from(hashes, (n, k), completed, &mut st.auto.seen);
         }
+        *self.streams.stream(&req.stream) = st;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompt::{Level, RequestSettings, Role, Segment, SegmentKind};
+    use std::sync::Arc;
+
+    fn seg(id: u64, len: u32) -> Arc<Segment> {
+        Arc::new(Segment {
+            id,
+            level: Level::Messages,
+            kind: SegmentKind::Message(Role::User),
+            label: format!("s{id}"),
+            tokens: (0..len).map(|i| (id as u32) << 8 | i).collect(),
+            breakpoint: None,
+        })
+    }
+
+    fn send(c: &mut PagedCache, at: u64, segments: &[&Arc<Segment>]) -> CacheOutcome {
+        let req = Request {
+            index: 0,
+            stream: "main".into(),
+            step: 0,
+            model: "m".into(),
+            sent_at_ms: at,
+            segments: segments.iter().map(|s| (*s).clone()).collect(),
+            settings: RequestSettings::default(),
+            reply: Vec::new(),
+            output_tokens: 0,
+        };
+        let out = c.lookup(&req);
+        c.store(&req, &out, at + 1000, at + 2000);
+        out
+    }
+
+    /// vLLM frees a finished request's blocks tail first to the back of the free list and
+    /// evicts from the front (V6). Block size 2, a pool of 4 blocks:
+    /// - A = [s1 (2 tokens), s2 (4)] takes blocks a1 a2 a3; freed tail first: a3, a2, a1.
+    /// - B = [s1, s3 (2)] hits a1 (pinned again) and takes the last free slot for b2; freed:
+    ///   b2, a1. Free list now a3, a2, b2, a1.
+    /// - C = [s4 (4)] needs two blocks: evicts a3, then a2.
+    /// - D = A again reads a1 only (2 tokens; a2 was evicted). Its store pins a1 and evicts
+    ///   b2 (then c2, freed after b2 when C finished) for a2 and a3.
+    /// - E = [s1, s3, s5] reads a1 only: b2 is gone (4 if b2 had been kept).
+    #[test]
+    fn eviction_follows_vllm_free_list_order() {
+        let mut c = PagedCache::new(PagedConfig {
+            block_size: 2,
+            capacity_blocks: 4,
+        });
+        let (s1, s2, s3, s4, s5) = (seg(1, 2), seg(2, 4), seg(3, 2), seg(4, 4), seg(5, 2));
+        assert_eq!(send(&mut c, 0, &[&s1, &s2]).cached_tokens, 0);
+        assert_eq!(send(&mut c, 10_000, &[&s1, &s3]).cached_tokens, 2);
+        assert_eq!(send(&mut c, 20_000, &[&s4]).cached_tokens, 0);
+        let d = send(&mut c, 30_000, &[&s1, &s2]);
+        assert_eq!(d.cached_tokens, 2);
+        assert_eq!(d.stop.map(|s| s.reason), Some(BreakReason::Evicted));
+        assert_eq!(send(&mut c, 40_000, &[&s1, &s3, &s5]).cached_tokens, 2);
     }
 }

@@ -12,16 +12,23 @@
 //!   childless becomes a candidate (G5). Running requests lock their path until they complete.
 //!
 //! Every model has its own tree (the namespace of G1); capacity is shared.
+//!
+//! Cost per request is what it adds. Touches and locks are kept at the end of each path
+//! only: a node's last access is the latest touch ending at or below it, so a leaf's own stamp
+//! (raised by its evicted children's stamps) is exactly the value SGLang's eager updates would
+//! give it, and only leaves are ever evicted; likewise a leaf is locked exactly when a running
+//! request's path ends on it. Each stream remembers the node where its last stored sequence
+//! ended, so a lookup or insert resumes there instead of comparing the shared prefix again.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, SeenPrefixes, StreamHistory};
+use super::common::{self, SeenPrefixes};
+use super::cursor::{AutoStream, ByName, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
-use crate::prompt::{Request, Segment, TokenId};
+use crate::prompt::{Request, TokenId};
 
 /// Parameters of the radix cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,23 +54,35 @@ struct Node {
     key: Vec<TokenId>,
     children: HashMap<Vec<TokenId>, usize>,
     parent: usize,
-    last_access: u64,
-    lock: u32,
+    /// Tokens on the path before this node's key.
+    start: usize,
+    /// Latest touch ending here, or propagated from an evicted child (see the module doc).
+    stamp: u64,
+    /// Running requests whose locked path ends here.
+    pins: u32,
     visible_at: u64,
+    /// Latest `visible_at` on the path from the root to this node (inclusive).
+    path_vis: u64,
     alive: bool,
 }
 
 impl Node {
-    fn new(key: Vec<TokenId>, parent: usize, now: u64, visible_at: u64) -> Self {
+    fn new(key: Vec<TokenId>, parent: &Node, start: usize, now: u64, visible_at: u64) -> Self {
         Node {
             key,
             children: HashMap::new(),
-            parent,
-            last_access: now,
-            lock: 0,
+            parent: 0,
+            start,
+            stamp: now,
+            pins: 0,
             visible_at,
+            path_vis: parent.path_vis.max(visible_at),
             alive: true,
         }
+    }
+
+    fn end(&self) -> usize {
+        self.start + self.key.len()
     }
 }
 
@@ -73,31 +92,77 @@ struct Tree {
     seen: SeenPrefixes,
 }
 
+/// A stream's cursor plus where its last stored sequence ended in the tree.
+#[derive(Debug, Default)]
+struct StreamState {
+    auto: AutoStream,
+    /// Node whose path spells the stream's last stored sequence (0: none, or the root).
+    node: usize,
+    /// Leading tokens of the cursor known to lie on the path to `node`.
+    on_path: usize,
+    /// Scratch buffer for the tokens past the resume point.
+    tail: Vec<TokenId>,
+}
+
+impl StreamState {
+    /// Moves to `req`; returns how the prompt relates to the stream's previous one.
+    fn advance(&mut self, req: &Request) -> super::cursor::Advance {
+        let adv = self.auto.advance(req, 1);
+        if !adv.same_model {
+            self.node = 0;
+            self.on_path = 0;
+        }
+        self.on_path = self.on_path.min(self.auto.cursor.start(adv.keep) as usize);
+        adv
+    }
+}
+
 /// The SGLang-style radix cache.
 #[derive(Debug)]
 pub struct RadixCache {
     config: RadixConfig,
-    trees: HashMap<String, Tree>,
+    trees: ByName<Tree>,
     total_tokens: usize,
     /// Running requests: (completes at, model, locked node).
     running: Vec<(u64, String, usize)>,
     /// Logical clock for LRU order (ties broken by request order, not wall time).
     tick: u64,
-    streams: StreamHistory,
+    streams: Streams<StreamState>,
 }
 
-fn flat(segments: &[Arc<Segment>]) -> Vec<TokenId> {
-    let mut v = Vec::with_capacity(segments.iter().map(|s| s.len()).sum());
-    for s in segments {
-        v.extend_from_slice(&s.tokens);
+/// The cursor's tokens from `from` to `to`, into `v` (a buffer reused across requests).
+fn tokens(cursor: &Cursor, from: usize, to: usize, v: &mut Vec<TokenId>) {
+    v.clear();
+    let Some(first) = cursor.segment_at(from as u64) else {
+        return;
+    };
+    let mut pos = cursor.start(first) as usize;
+    for s in &cursor.segments()[first..] {
+        if pos >= to {
+            break;
+        }
+        let lo = from.saturating_sub(pos).min(s.len());
+        let hi = (to - pos).min(s.len());
+        v.extend_from_slice(&s.tokens[lo..hi]);
+        pos += s.len();
     }
-    v
 }
 
 impl Tree {
     fn new() -> Self {
+        let root = Node {
+            key: Vec::new(),
+            children: HashMap::new(),
+            parent: 0,
+            start: 0,
+            stamp: 0,
+            pins: 0,
+            visible_at: 0,
+            path_vis: 0,
+            alive: true,
+        };
         Tree {
-            nodes: vec![Node::new(Vec::new(), 0, 0, 0)],
+            nodes: vec![root],
             seen: SeenPrefixes::default(),
         }
     }
@@ -113,11 +178,12 @@ impl Tree {
         let lower_key = self.nodes[id].key[at..].to_vec();
         let mut upper = Node::new(
             upper_key.clone(),
-            parent,
-            self.nodes[id].last_access,
+            &self.nodes[parent],
+            self.nodes[id].start,
+            self.nodes[id].stamp,
             self.nodes[id].visible_at,
         );
-        upper.lock = self.nodes[id].lock;
+        upper.parent = parent;
         let upper_id = self.nodes.len();
         upper.children.insert(self.page_key(&lower_key, page), id);
         self.nodes.push(upper);
@@ -125,24 +191,65 @@ impl Tree {
         self.nodes[parent].children.insert(first, upper_id);
         self.nodes[id].key = lower_key;
         self.nodes[id].parent = upper_id;
+        self.nodes[id].start += at;
         upper_id
     }
 
-    /// Longest match of `tokens` (page aligned); stops at nodes not yet readable at `now` when
+    /// Where to resume matching a sequence whose first `known` tokens lie on the path to
+    /// `node`: the deepest node on that path starting before `known` (page aligned), and the
+    /// aligned position. The root and position 0 when nothing is known.
+    fn resume_point(&self, node: usize, known: usize, page: usize) -> (usize, usize) {
+        if node == 0 || !self.nodes.get(node).is_some_and(|n| n.alive) {
+            return (0, 0);
+        }
+        let t = known.min(self.nodes[node].end()) / page * page;
+        let mut u = node;
+        while u != 0 && self.nodes[u].start >= t {
+            u = self.nodes[u].parent;
+        }
+        (u, t)
+    }
+
+    /// Longest match of the sequence whose tokens from `base` on are `tail` (page aligned),
+    /// resuming at node `u`, whose path holds the sequence's first `base` tokens (`u` = root
+    /// and `base` = 0 to start from the top). Stops at nodes not yet readable at `now` when
     /// `now` is given. Returns (matched tokens, last node, stopped at an unreadable node).
-    fn match_prefix(
+    fn match_from(
         &mut self,
-        tokens: &[TokenId],
+        u: usize,
+        base: usize,
+        tail: &[TokenId],
         page: usize,
         now: Option<u64>,
         tick: u64,
     ) -> (usize, usize, bool) {
-        let mut node = 0usize;
-        let mut pos = 0usize;
+        let mut node = u;
+        let mut pos = base;
+        let at = |pos: usize| &tail[pos - base..];
+        if u != 0 && base > self.nodes[u].start {
+            // Inside `u`'s edge: its first `off` tokens are known to match.
+            let n = &self.nodes[u];
+            let (start, klen) = (n.start, n.key.len());
+            let off = base - start;
+            let rest = at(base);
+            let more = n.key[off..]
+                .iter()
+                .zip(rest)
+                .take_while(|(a, b)| a == b)
+                .count();
+            let mut common = off + more;
+            common -= common % page;
+            self.nodes[u].stamp = tick;
+            if common < klen {
+                let upper = self.split(u, common, page);
+                return (start + common, upper, false);
+            }
+            pos = start + klen;
+        }
+        let end = base + tail.len();
         let mut blocked = false;
-        while pos + page <= tokens.len() {
-            let key = self.page_key(&tokens[pos..], page);
-            let Some(&child) = self.nodes[node].children.get(&key) else {
+        while pos + page <= end {
+            let Some(&child) = self.nodes[node].children.get(&at(pos)[..page]) else {
                 break;
             };
             if now.is_some_and(|t| self.nodes[child].visible_at > t) {
@@ -151,7 +258,7 @@ impl Tree {
             }
             let ckey = &self.nodes[child].key;
             let klen = ckey.len();
-            let rest = &tokens[pos..];
+            let rest = at(pos);
             // Whole-edge comparison first (a memcmp), token by token only where it differs.
             let mut common = if rest.len() >= klen && ckey[..] == rest[..klen] {
                 klen
@@ -159,7 +266,7 @@ impl Tree {
                 ckey.iter().zip(rest).take_while(|(a, b)| a == b).count()
             };
             common -= common % page;
-            self.nodes[child].last_access = tick;
+            self.nodes[child].stamp = tick;
             if common < klen {
                 let upper = if common > 0 {
                     self.split(child, common, page)
@@ -176,37 +283,32 @@ impl Tree {
         (pos, node, blocked)
     }
 
-    /// Inserts `tokens` (page aligned), new nodes readable from `visible_at`; returns the last
-    /// node and the number of new tokens.
-    fn insert(
+    /// Inserts the sequence whose tokens from `base` on are `tail` (page aligned), resuming at
+    /// `u` as in [`Tree::match_from`]; new nodes are readable from `visible_at`. Returns the
+    /// last node and the number of new tokens.
+    fn insert_from(
         &mut self,
-        tokens: &[TokenId],
+        u: usize,
+        base: usize,
+        tail: &[TokenId],
         page: usize,
         visible_at: u64,
         tick: u64,
     ) -> (usize, usize) {
-        let len = tokens.len() / page * page;
-        let tokens = &tokens[..len];
-        let (pos, node, _) = self.match_prefix(tokens, page, None, tick);
-        // Content already present but not yet visible becomes visible at the earlier time.
+        let len = (base + tail.len()) / page * page;
+        let tail = &tail[..len.saturating_sub(base)];
+        let (pos, node, _) = self.match_from(u, base, tail, page, None, tick);
         if pos == len {
             return (node, 0);
         }
-        let key = tokens[pos..].to_vec();
+        let key = tail[pos - base..].to_vec();
         let first = self.page_key(&key, page);
         let id = self.nodes.len();
-        self.nodes.push(Node::new(key, node, tick, visible_at));
+        let mut n = Node::new(key, &self.nodes[node], pos, tick, visible_at);
+        n.parent = node;
+        self.nodes.push(n);
         self.nodes[node].children.insert(first, id);
         (id, len - pos)
-    }
-
-    fn path(&self, mut id: usize) -> Vec<usize> {
-        let mut out = Vec::new();
-        while id != 0 {
-            out.push(id);
-            id = self.nodes[id].parent;
-        }
-        out
     }
 }
 
@@ -214,11 +316,11 @@ impl RadixCache {
     pub fn new(config: RadixConfig) -> Self {
         RadixCache {
             config,
-            trees: HashMap::new(),
+            trees: ByName::default(),
             total_tokens: 0,
             running: Vec::new(),
             tick: 0,
-            streams: StreamHistory::default(),
+            streams: Streams::default(),
         }
     }
 
@@ -229,9 +331,8 @@ impl RadixCache {
                 return true;
             }
             if let Some(tree) = trees.get_mut(model) {
-                for id in tree.path(*node) {
-                    tree.nodes[id].lock = tree.nodes[id].lock.saturating_sub(1);
-                }
+                let n = &mut tree.nodes[*node];
+                n.pins = n.pins.saturating_sub(1);
             }
             false
         });
@@ -243,15 +344,15 @@ impl RadixCache {
             return;
         }
         let mut heap: BinaryHeap<Reverse<(u64, String, usize)>> = BinaryHeap::new();
-        for (model, tree) in &self.trees {
+        for (model, tree) in self.trees.iter() {
             for (id, n) in tree.nodes.iter().enumerate() {
-                if id != 0 && n.alive && n.children.is_empty() && n.lock == 0 {
-                    heap.push(Reverse((n.last_access, model.clone(), id)));
+                if id != 0 && n.alive && n.children.is_empty() && n.pins == 0 {
+                    heap.push(Reverse((n.stamp, model.to_string(), id)));
                 }
             }
         }
         while self.total_tokens > self.config.capacity_tokens {
-            let Some(Reverse((_, model, id))) = heap.pop() else {
+            let Some(Reverse((stamp, model, id))) = heap.pop() else {
                 break;
             };
             let page = self.config.page_size.max(1);
@@ -262,9 +363,11 @@ impl RadixCache {
             tree.nodes[id].alive = false;
             self.total_tokens -= tree.nodes[id].key.len();
             tree.nodes[id].key = Vec::new();
-            let p = &tree.nodes[parent];
-            if parent != 0 && p.children.is_empty() && p.lock == 0 {
-                heap.push(Reverse((p.last_access, model.clone(), parent)));
+            // Every touch that reached the leaf passed its parent.
+            let p = &mut tree.nodes[parent];
+            p.stamp = p.stamp.max(stamp);
+            if parent != 0 && p.children.is_empty() && p.pins == 0 {
+                heap.push(Reverse((p.stamp, model.clone(), parent)));
             }
         }
     }
@@ -284,32 +387,39 @@ impl CacheModel for RadixCache {
         self.release_finished(now);
         self.tick += 1;
         let page = self.config.page_size.max(1);
-        let prompt = req.prompt_tokens();
+        let others = self.trees.any_other(&req.model);
+        let st = self.streams.stream(&req.stream);
+        let adv = st.advance(req);
+        let cursor = &st.auto.cursor;
+        let prompt = cursor.total();
         let mut outcome = CacheOutcome {
             prompt_tokens: prompt,
             ..CacheOutcome::default()
         };
-        let others = self.trees.keys().any(|m| m != &req.model);
-        let seg_hashes = common::segment_hashes(req.segments.iter());
-        let ends = common::segment_ends(&req.segments);
-        let departure = self.streams.departure(req, &seg_hashes);
-        self.streams.record(req, seg_hashes.clone());
         let Some(tree) = self.trees.get_mut(&req.model) else {
             outcome.write_5m_tokens = prompt / page as u64 * page as u64;
             outcome.uncached_input_tokens = prompt - outcome.write_5m_tokens;
-            outcome.stop = common::stop_at(req, 0, common::cold_reason(others));
+            outcome.stop = cursor.stop_at(cursor.len(), 0, common::cold_reason(others));
             return outcome;
         };
-        let tokens = flat(&req.segments);
-        let (matched, _, blocked) = tree.match_prefix(&tokens, page, Some(now), self.tick);
+        // Resume where the stream's last sequence ended, if that whole path is readable now.
+        let (mut u, mut base) = tree.resume_point(st.node, st.on_path, page);
+        if tree.nodes[u].path_vis > now {
+            (u, base) = (0, 0);
+        }
+        let mut tail = std::mem::take(&mut st.tail);
+        tokens(cursor, base, prompt as usize, &mut tail);
+        let (matched, _, blocked) = tree.match_from(u, base, &tail, page, Some(now), self.tick);
+        st.tail = tail;
         let cap = prompt.saturating_sub(1) as usize / page * page;
         let cached = matched.min(cap) as u64;
         outcome.cached_tokens = cached;
         outcome.write_5m_tokens = (prompt / page as u64 * page as u64).saturating_sub(cached);
         outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
-        let seen = tree.seen.matches(&seg_hashes, &ends, now);
+        let seen = tree.seen.matches_from(cursor, now, &mut st.auto.seen);
+        let cursor = &st.auto.cursor;
         outcome.stop = common::automatic_stop(
-            req,
+            cursor,
             cached,
             matched as u64,
             matched as u64 + u64::from(blocked),
@@ -318,7 +428,7 @@ impl CacheModel for RadixCache {
             seen,
             page as u64,
             BreakReason::Evicted,
-            common::departure_stop(req, departure, &ends),
+            cursor.departure_stop(adv.departure),
         );
         outcome
     }
@@ -327,31 +437,38 @@ impl CacheModel for RadixCache {
         let page = self.config.page_size.max(1);
         self.tick += 1;
         let tick = self.tick;
-        let tree = self
-            .trees
-            .entry(req.model.clone())
-            .or_insert_with(Tree::new);
-        let all: Vec<Arc<Segment>> = req.segments.iter().chain(&req.reply).cloned().collect();
-        let seg_hashes = common::segment_hashes(all.iter());
+        let tree = self.trees.get_or_insert_with(&req.model, Tree::new);
+        let st = self.streams.stream(&req.stream);
+        st.advance(req);
         let n = req.segments.len();
-        tree.seen.record_seen(&seg_hashes[..n]);
-        let prompt_tokens = flat(&req.segments);
-        let (_, added_prompt) = tree.insert(&prompt_tokens, page, visible_at, tick);
-        let mut full = prompt_tokens;
-        for s in &req.reply {
-            full.extend_from_slice(&s.tokens);
-        }
-        let (last, added_reply) = tree.insert(&full, page, completed, tick);
-        for id in tree.path(last) {
-            tree.nodes[id].lock += 1;
-        }
-        let stored = full.len() / page * page;
-        let ends = common::segment_ends(&all);
-        let k = ends.iter().take_while(|&&e| e as usize <= stored).count();
-        tree.seen.record_continued(&seg_hashes);
-        tree.seen.record_stored(&seg_hashes[..k.min(n)], visible_at);
+        tree.seen
+            .record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
+        let prompt = st.auto.cursor.total() as usize;
+        let (u, base) = tree.resume_point(st.node, st.on_path, page);
+        let mut tail = std::mem::take(&mut st.tail);
+        tokens(&st.auto.cursor, base, prompt, &mut tail);
+        let (mid, added_prompt) = tree.insert_from(u, base, &tail, page, visible_at, tick);
+        st.auto.cursor.extend(&req.reply);
+        let full = st.auto.cursor.total() as usize;
+        let from = tree.nodes[mid].end();
+        tokens(&st.auto.cursor, from, full, &mut tail);
+        let (last, added_reply) = tree.insert_from(mid, from, &tail, page, completed, tick);
+        st.tail = tail;
+        tree.nodes[last].pins += 1;
+        st.node = last;
+        st.on_path = tree.nodes[last].end();
+        let stored = full / page * page;
+        let cursor = &st.auto.cursor;
+        let k = cursor.ends().partition_point(|&e| e as usize <= stored);
+        let all = cursor.len();
+        let hashes = cursor.hashes();
+        tree.seen
+            .record_continued_from(hashes, all, &mut st.auto.seen);
+        tree.seen
+            .record_stored_from(hashes, (0, k.min(n)), visible_at, &mut st.auto.seen);
         if k > n {
-            tree.seen.record_stored(&seg_hashes[n..k], completed);
+            tree.seen
+                .record_stored_from(hashes, (n, k), completed, &mut st.auto.seen);
         }
         self.running.push((completed, req.model.clone(), last));
         self.total_tokens += added_prompt + added_reply;
