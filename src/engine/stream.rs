@@ -1,0 +1,124 @@
+//! One request stream (one conversation) during a replay, and how its next request reuses the
+//! segments of the previous one.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::prompt::Segment;
+use crate::scenario::Tool;
+
+/// The state of one request stream (one conversation) during a replay.
+pub(super) struct Stream {
+    pub(super) name: String,
+    pub(super) conversation: Vec<Arc<Segment>>,
+    pub(super) clock_ms: u64,
+    /// Prompt length of the previous request, to decide whether a request broke the cache.
+    pub(super) previous_prompt: Option<u64>,
+    /// Tools offered to this stream, in prompt order (changed by `add_tool` / `remove_tool`).
+    pub(super) tools: Vec<Tool>,
+    /// Early context blocks in force (main stream): name and segment.
+    pub(super) context: Vec<(String, Arc<Segment>)>,
+    /// Tools loaded on demand whose reference block is in the conversation.
+    pub(super) loaded: HashSet<String>,
+    /// Set for a subagent stream.
+    pub(super) agent: Option<AgentStream>,
+    /// The segments of the stream's previous request, reused (not re-cloned) by the next one:
+    /// building request n then costs what it adds, not its length.
+    sent: Vec<Arc<Segment>>,
+    /// How many of `sent` came before the conversation (tools and system).
+    sent_head: usize,
+    /// How many conversation segments `sent` holds.
+    sent_conversation: usize,
+    /// Lowest conversation index replaced or removed since the previous request (`usize::MAX`
+    /// when the conversation was only appended to).
+    pub(super) dirty_from: usize,
+}
+
+/// What a subagent stream has of its own.
+pub(super) struct AgentStream {
+    pub(super) system: Vec<Arc<Segment>>,
+    pub(super) model: Option<String>,
+}
+
+impl Stream {
+    pub(super) fn new(name: &str, tools: Vec<Tool>, clock_ms: u64) -> Self {
+        Stream {
+            name: name.to_string(),
+            conversation: Vec::new(),
+            clock_ms,
+            previous_prompt: None,
+            tools,
+            context: Vec::new(),
+            loaded: HashSet::new(),
+            agent: None,
+            sent: Vec::new(),
+            sent_head: 0,
+            sent_conversation: 0,
+            dirty_from: 0,
+        }
+    }
+
+    /// Keeps the segments just sent, for the next request to reuse.
+    pub(super) fn keep_sent(&mut self, segments: Vec<Arc<Segment>>) {
+        self.sent = segments;
+    }
+
+    /// Marks the conversation as changed from index `at` on (anything but an append).
+    pub(super) fn touched(&mut self, at: usize) {
+        self.dirty_from = self.dirty_from.min(at);
+    }
+
+    /// The prompt segments of the next request: `head` (tools and system) then the conversation.
+    /// Reuses the previous request's segment list: only segments after the longest unchanged
+    /// prefix are cloned in, so the cost is what the request adds.
+    pub(super) fn request_segments(&mut self, mut head: Vec<Arc<Segment>>) -> Vec<Arc<Segment>> {
+        let mut segs = std::mem::take(&mut self.sent);
+        // Strategies may build equal head segments afresh each request (tool stubs, plan-mode
+        // system blocks): keep the previous `Arc` for equal content, so the request shares its
+        // prefix by identity and the cache models' per-stream memory applies.
+        if head.len() == self.sent_head {
+            for (new, old) in head.iter_mut().zip(&segs) {
+                if !Arc::ptr_eq(new, old) && same_content(new, old) {
+                    *new = old.clone();
+                }
+            }
+        }
+        let same_head =
+            head.len() == self.sent_head && head.iter().zip(&segs).all(|(a, b)| Arc::ptr_eq(a, b));
+        if same_head {
+            let keep = self
+                .dirty_from
+                .min(self.sent_conversation)
+                .min(self.conversation.len());
+            segs.truncate(self.sent_head + keep);
+            segs.extend(self.conversation[keep..].iter().cloned());
+        } else {
+            segs.clear();
+            segs.extend(head);
+            segs.extend(self.conversation.iter().cloned());
+        }
+        self.sent_head = segs.len() - self.conversation.len();
+        self.sent_conversation = self.conversation.len();
+        self.dirty_from = usize::MAX;
+        debug_assert!(segs[self.sent_head..]
+            .iter()
+            .zip(&self.conversation)
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        segs
+    }
+
+    pub(super) fn context_segments(&self) -> Vec<Arc<Segment>> {
+        self.context.iter().map(|(_, s)| s.clone()).collect()
+    }
+}
+
+/// Two segments that differ only by allocation: equal content ids mean equal tokens; the rest
+/// (label, level, kind, breakpoint) is what explanations and breakpoint rules read.
+fn same_content(a: &Segment, b: &Segment) -> bool {
+    a.id == b.id
+        && a.level == b.level
+        && a.kind == b.kind
+        && a.breakpoint == b.breakpoint
+        && a.tokens.len() == b.tokens.len()
+        && a.label == b.label
+}
