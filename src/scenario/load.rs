@@ -61,8 +61,52 @@ pub fn load_file(path: &Path) -> Result<Scenario, ScenarioError> {
 /// `file = ...` contents.
 pub fn load_str(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
     let scenario: Scenario = toml::from_str(text).map_err(|e| parse_error(text, path, &e))?;
+    if let Ok(table) = text.parse::<toml::Table>() {
+        check_sizes(&toml::Value::Table(table), &mut String::new(), path)?;
+    }
     validate(&scenario, text, path)?;
     Ok(scenario)
+}
+
+/// Largest size any `*tokens` field may take: ten times the longest context window on offer, so
+/// a typo (an extra digit or three) is an error instead of an attempt to allocate gigabytes.
+pub const MAX_TOKENS: i64 = 20_000_000;
+
+/// Rejects any `*tokens` size above [`MAX_TOKENS`], naming its path in the document.
+fn check_sizes(value: &toml::Value, at: &mut String, path: &Path) -> Result<(), ScenarioError> {
+    match value {
+        toml::Value::Table(t) => {
+            for (key, v) in t {
+                let len = at.len();
+                if !at.is_empty() {
+                    at.push('.');
+                }
+                at.push_str(key);
+                if let toml::Value::Integer(n) = v {
+                    if key.ends_with("tokens") && *n > MAX_TOKENS {
+                        return Err(ScenarioError::new(
+                            path,
+                            Some(at.clone()),
+                            format!("{n} tokens is larger than any prompt (limit {MAX_TOKENS})"),
+                        )
+                        .with_hint("sizes are in tokens; check for extra digits"));
+                    }
+                }
+                check_sizes(v, at, path)?;
+                at.truncate(len);
+            }
+        }
+        toml::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                let len = at.len();
+                at.push_str(&format!("[{}]", i + 1));
+                check_sizes(v, at, path)?;
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> ScenarioError {
@@ -399,6 +443,17 @@ fn check_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absurd_sizes_are_rejected_with_their_path() {
+        let text = "name = \"x\"\nmodel = \"m\"\nsystem = { tokens = 10 }\ntools = [{ name = \"Read\", tokens = 10 }]\n[[steps]]\nuser = \"hi\"\n[[steps]]\nassistant = { tokens = 5, calls = [{ tool = \"Read\", result_tokens = 4000000000 }] }\n";
+        let err = load_str(text, Path::new("s.toml")).unwrap_err();
+        assert_eq!(
+            err.place.as_deref(),
+            Some("steps[2].assistant.calls[1].result_tokens")
+        );
+        assert!(err.message.contains("4000000000 tokens"), "{}", err.message);
+    }
 
     #[test]
     fn line_col_counts_from_one() {
