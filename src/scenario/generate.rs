@@ -113,6 +113,9 @@ impl Default for GeneratorParams {
     }
 }
 
+/// Most turns of one kind a generated session may have.
+const MAX_TURNS: u32 = 10_000;
+
 /// Core tools every generated session has, in prompt order (name, relative size).
 const CORE_TOOLS: [(&str, u32); 10] = [
     ("Agent", 9),
@@ -159,6 +162,39 @@ impl GeneratorParams {
         }
         if self.max_parallel_calls == 0 {
             return Err("max_parallel_calls must be at least 1".into());
+        }
+        // Bounds that keep a generated session a session (and its replay in memory): far above
+        // any real plan session, far below what would exhaust the machine.
+        for (what, n, limit) in [
+            ("exploration_rounds", self.exploration_rounds, MAX_TURNS),
+            ("implementation_turns", self.implementation_turns, MAX_TURNS),
+            ("rejections", self.rejections, MAX_TURNS),
+            ("subagents", self.subagents, 256),
+            ("subagent_rounds", self.subagent_rounds, MAX_TURNS),
+            ("max_parallel_calls", self.max_parallel_calls, 256),
+            ("tools", self.tools, 1_000),
+        ] {
+            if n > limit {
+                return Err(format!("{what} = {n} is above the limit of {limit}"));
+            }
+        }
+        for (what, n) in [
+            ("tool_tokens", self.tool_tokens),
+            ("system_tokens", self.system_tokens),
+            ("context_tokens", self.context_tokens),
+            ("plan_tokens", self.plan_tokens),
+            ("enter_plan_tool_tokens", self.enter_plan_tool_tokens),
+            ("exit_plan_tool_tokens", self.exit_plan_tool_tokens),
+            ("subagent_system_tokens", self.subagent_system_tokens),
+            ("result_tokens max", self.result_tokens.max),
+            ("reply_tokens max", self.reply_tokens.max),
+        ] {
+            if n as i64 > crate::scenario::MAX_TOKENS {
+                return Err(format!(
+                    "{what} = {n} is larger than any prompt (limit {})",
+                    crate::scenario::MAX_TOKENS
+                ));
+            }
         }
         if self.subagents > 0 && self.subagent_rounds == 0 {
             return Err("subagent_rounds must be at least 1 when subagents > 0".into());

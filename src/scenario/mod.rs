@@ -11,5 +11,5 @@ mod session;
 
 pub use format::*;
 pub use generate::{generate, to_toml, GeneratorParams, TokenRange};
-pub use load::{load_file, load_str, ScenarioError};
+pub use load::{load_file, load_str, ScenarioError, MAX_TOKENS};
 pub use session::{tool_access, Session, Tool, DEFAULT_WRITE_TOOLS};
