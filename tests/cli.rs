@@ -166,6 +166,7 @@ fn missing_file_and_unknown_names_exit_2_without_panicking() {
         vec!["run", "scenarios/exercise-3.toml", "--strategy", "nope"],
         vec!["run", "scenarios/exercise-3.toml", "--cache", "nope"],
         vec!["check", "does-not-exist.toml"],
+        vec!["generate", "--exploration-rounds", "4000000000"],
         vec!["frobnicate"],
     ] {
         let out = run(&args);
