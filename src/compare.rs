@@ -612,6 +612,21 @@ fn pct_change(b: f64, c: f64) -> String {
     }
 }
 
+/// The cells every table row of a check starts with: where, what, before, after, change.
+fn check_cells(c: &Check) -> String {
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {}{} |",
+        md_cell(&c.key.0),
+        md_cell(&c.key.1),
+        md_cell(&c.key.2),
+        c.metric.name(),
+        c.metric.show(c.baseline),
+        c.metric.show(c.current),
+        c.metric.show_delta(c.current - c.baseline),
+        pct_change(c.baseline, c.current)
+    )
+}
+
 fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -675,15 +690,8 @@ pub fn markdown(
         for c in failed {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {}{} | {} | {} |",
-                md_cell(&c.key.0),
-                md_cell(&c.key.1),
-                md_cell(&c.key.2),
-                c.metric.name(),
-                c.metric.show(c.baseline),
-                c.metric.show(c.current),
-                c.metric.show_delta(c.current - c.baseline),
-                pct_change(c.baseline, c.current),
+                "{} {} | {} |",
+                check_cells(c),
                 c.limit,
                 md_cell(&break_note(&c.key, baseline, current))
             );
@@ -732,18 +740,7 @@ pub fn markdown(
     // Every compared point, folded, so a passing run still shows its numbers.
     s.push_str("<details><summary>All compared points</summary>\n\n| scenario | strategy | cache | metric | baseline | current | change |\n|---|---|---|---|---|---|---|\n");
     for c in &outcome.checks {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {}{} |",
-            md_cell(&c.key.0),
-            md_cell(&c.key.1),
-            md_cell(&c.key.2),
-            c.metric.name(),
-            c.metric.show(c.baseline),
-            c.metric.show(c.current),
-            c.metric.show_delta(c.current - c.baseline),
-            pct_change(c.baseline, c.current)
-        );
+        let _ = writeln!(s, "{}", check_cells(c));
     }
     s.push_str("\n</details>\n");
     s
