@@ -213,3 +213,47 @@ fn the_readme_scenario_example_is_valid() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("allow (granted prompt \"run tests\")"));
 }
+
+/// A request the Anthropic API would refuse (HTTP 400) is bad input, not a priced request.
+#[test]
+fn breakpoints_the_api_refuses_are_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = |system: &str, tools: &str| {
+        format!(
+            "name = \"marks\"\nmodel = \"claude-sonnet-4-5\"\nsystem = [{system}]\ntools = [{tools}]\n[[steps]]\nuser = {{ tokens = 50 }}\n[[steps]]\nassistant = {{ tokens = 10 }}\n"
+        )
+    };
+    let five_marks = scenario(
+        "{ tokens = 1000, cache_control = \"1h\" }, { tokens = 1000, cache_control = \"1h\" }, { tokens = 1000, cache_control = \"1h\" }",
+        "{ name = \"Read\", tokens = 500, cache_control = \"1h\" }, { name = \"Grep\", tokens = 500, cache_control = \"1h\" }",
+    );
+    let p = write_temp(dir.path(), "five.toml", &five_marks);
+    let out = run(&["run", p.to_str().unwrap(), "--cache", "anthropic-explicit"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("carries 5 cache breakpoints"), "{err}");
+    assert!(err.contains("allows 4"), "{err}");
+    // Four marks are fine, and the other models ignore the marks.
+    let four = scenario(
+        "{ tokens = 1000, cache_control = \"1h\" }, { tokens = 1000, cache_control = \"1h\" }",
+        "{ name = \"Read\", tokens = 500, cache_control = \"1h\" }, { name = \"Grep\", tokens = 500, cache_control = \"1h\" }",
+    );
+    let p4 = write_temp(dir.path(), "four.toml", &four);
+    let out = run(&["run", p4.to_str().unwrap(), "--cache", "anthropic-explicit"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(&["run", p.to_str().unwrap(), "--cache", "anthropic,ideal"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // A 1 h mark after a 5 m one: longer TTLs must come first.
+    let order = scenario(
+        "{ tokens = 1000, cache_control = \"1h\" }",
+        "{ name = \"Read\", tokens = 1200, cache_control = \"5m\" }",
+    );
+    let p = write_temp(dir.path(), "order.toml", &order);
+    let out = run(&["run", p.to_str().unwrap(), "--cache", "anthropic-explicit"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("longer TTLs first"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -62,8 +62,8 @@ pub struct BreakpointConfig {
     pub explicit_breakpoints: bool,
     /// Read lookback in block positions per breakpoint, the breakpoint included; 0 = unlimited.
     pub lookback: usize,
-    /// At most this many breakpoints per request; the earliest in prompt order are kept (the
-    /// real API answers 400 to more).
+    /// At most this many breakpoints per request; a request with more is refused (the real API
+    /// answers 400), see `CacheOutcome::rejected`.
     pub max_breakpoints: usize,
     /// Overrides the per-model minimum cacheable prefix of the price table.
     pub min_cacheable: Option<u64>,
@@ -278,6 +278,55 @@ impl BreakpointCache {
 
 /// The request's breakpoints in prompt order, at most `max_breakpoints`.
 fn breakpoints(config: &BreakpointConfig, req: &Request, st: &StreamState) -> Vec<Breakpoint> {
+    let mut out = requested_breakpoints(config, req, st);
+    out.dedup_by_key(|b| b.0);
+    out.truncate(config.max_breakpoints);
+    out
+}
+
+/// Why the API would refuse a request with these breakpoints (sorted by position, TTLs longest
+/// first on a tie), if it would: more than `max_breakpoints` (A2), two TTLs on one block (A2), or
+/// a 1 h breakpoint after a 5 m one (A8: longer TTLs must come first).
+fn refusal(config: &BreakpointConfig, req: &Request, bps: &[Breakpoint]) -> Option<String> {
+    let label = |i: usize| req.segments[i].label.clone();
+    if let Some(w) = bps
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+    {
+        return Some(format!(
+            "block {} carries two cache breakpoints with different TTLs; the API answers 400",
+            label(w[0].0)
+        ));
+    }
+    let mut distinct: Vec<Breakpoint> = bps.to_vec();
+    distinct.dedup_by_key(|b| b.0);
+    if distinct.len() > config.max_breakpoints {
+        return Some(format!(
+            "the request carries {} cache breakpoints ({}); the API allows {} and answers 400",
+            distinct.len(),
+            distinct
+                .iter()
+                .map(|b| format!("{} {}", label(b.0), b.1.as_str()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            config.max_breakpoints
+        ));
+    }
+    let first_5m = distinct.iter().position(|b| b.1 == Ttl::FiveMinutes)?;
+    let late_1h = distinct[first_5m..].iter().find(|b| b.1 == Ttl::OneHour)?;
+    Some(format!(
+        "a 1h cache breakpoint on {} follows a 5m one on {}; the API requires longer TTLs first and answers 400",
+        label(late_1h.0),
+        label(distinct[first_5m].0)
+    ))
+}
+
+/// Every breakpoint the layout and the scenario ask for, in prompt order (not deduplicated).
+fn requested_breakpoints(
+    config: &BreakpointConfig,
+    req: &Request,
+    st: &StreamState,
+) -> Vec<Breakpoint> {
     let segs = &req.segments;
     let mut out: Vec<Breakpoint> = Vec::new();
     if config.explicit_breakpoints || config.layout == Layout::Explicit {
@@ -329,8 +378,6 @@ fn breakpoints(config: &BreakpointConfig, req: &Request, st: &StreamState) -> Ve
         }
     }
     out.sort_by_key(|&(i, ttl)| (i, std::cmp::Reverse(ttl)));
-    out.dedup_by_key(|b| b.0);
-    out.truncate(config.max_breakpoints);
     out
 }
 
@@ -350,6 +397,8 @@ impl CacheModel for BreakpointCache {
         let st = self.streams.stream(&req.stream);
         // Salted hashes: a settings change shows as a change at the level it invalidates.
         let departure = st.advance(req, salts).departure;
+        let requested = requested_breakpoints(&self.config, req, st);
+        let rejected = refusal(&self.config, req, &requested);
         let bps = breakpoints(&self.config, req, st);
         let n = req.segments.len();
         let others = self
@@ -435,6 +484,7 @@ impl CacheModel for BreakpointCache {
             write_5m_tokens: c - b,
             uncached_input_tokens: prompt - c,
             stop: None,
+            rejected,
         };
         if a < prompt {
             let start = hit.map_or(0, |p| p + 1);

@@ -118,6 +118,10 @@ pub struct CacheOutcome {
     pub uncached_input_tokens: u64,
     /// Set when less than the whole prompt was read.
     pub stop: Option<ReuseStop>,
+    /// Set when the provider would refuse the request (the Anthropic API answers 400 to more
+    /// than 4 breakpoints, or to a 1 h breakpoint after a 5 m one); the engine reports it as bad
+    /// input instead of pricing a request that could not be sent.
+    pub rejected: Option<String>,
 }
 
 impl CacheOutcome {

@@ -27,6 +27,19 @@ pub(super) fn price(
         ),
     })?;
     let outcome: CacheOutcome = cache.lookup(request);
+    if let Some(why) = &outcome.rejected {
+        return Err(ReplayError {
+            place: format!(
+                "{}: {} (request {}, {})",
+                session.path.display(),
+                session.step_place(request.step),
+                out.rows.len() + 1,
+                cache.name()
+            ),
+            message: why.clone(),
+            hint: "place at most 4 `cache_control` marks on the blocks of one request, longer TTLs first; the harness must move or drop older marks".into(),
+        });
+    }
     let ttft = env.latency_for(&model.provider).ttft_ms(&outcome);
     let visible_at = request.sent_at_ms + ttft.round() as u64;
     let decode = session.scenario.timing.decode_tokens_per_s.max(1e-3);
