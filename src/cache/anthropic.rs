@@ -278,10 +278,14 @@ impl BreakpointCache {
 
 /// The request's breakpoints in prompt order, at most `max_breakpoints`.
 fn breakpoints(config: &BreakpointConfig, req: &Request, st: &StreamState) -> Vec<Breakpoint> {
-    let mut out = requested_breakpoints(config, req, st);
-    out.dedup_by_key(|b| b.0);
-    out.truncate(config.max_breakpoints);
-    out
+    kept_breakpoints(config, requested_breakpoints(config, req, st))
+}
+
+/// One breakpoint per block (the longest TTL), at most `max_breakpoints`.
+fn kept_breakpoints(config: &BreakpointConfig, mut requested: Vec<Breakpoint>) -> Vec<Breakpoint> {
+    requested.dedup_by_key(|b| b.0);
+    requested.truncate(config.max_breakpoints);
+    requested
 }
 
 /// Why the API would refuse a request with these breakpoints (sorted by position, TTLs longest
@@ -399,7 +403,7 @@ impl CacheModel for BreakpointCache {
         let departure = st.advance(req, salts).departure;
         let requested = requested_breakpoints(&self.config, req, st);
         let rejected = refusal(&self.config, req, &requested);
-        let bps = breakpoints(&self.config, req, st);
+        let bps = kept_breakpoints(&self.config, requested);
         let n = req.segments.len();
         let others = self
             .models
