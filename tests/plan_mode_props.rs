@@ -78,6 +78,18 @@ fn plan() -> PlanDoc {
     }
 }
 
+/// An ExitPlanMode call carrying a 500-token plan and the given grants.
+fn exit_call(allowed_prompts: &[AllowedPrompt]) -> CallRequest<'_> {
+    CallRequest {
+        tool: "ExitPlanMode",
+        access: Access::Read,
+        command: None,
+        plan_file: false,
+        plan: Some(plan()),
+        allowed_prompts,
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -150,14 +162,7 @@ proptest! {
 fn more_than_three_rejections_suggest_clarifying() {
     let mut m = PlanMachine::new(MachineConfig::default());
     m.set_mode(Mode::Plan).unwrap();
-    let exit = CallRequest {
-        tool: "ExitPlanMode",
-        access: Access::Read,
-        command: None,
-        plan_file: false,
-        plan: Some(plan()),
-        allowed_prompts: &[],
-    };
+    let exit = exit_call(&[]);
     let mut suggestions = Vec::new();
     for _ in 0..5 {
         assert_eq!(
@@ -219,14 +224,7 @@ fn granted_prompts_cover_matching_commands_only_after_approval() {
     assert_eq!(m.call(&bash("cargo test")).unwrap(), CallDecision::Ask);
     m.set_mode(Mode::Plan).unwrap();
     assert!(!m.call(&bash("cargo test")).unwrap().executes());
-    let exit = CallRequest {
-        tool: "ExitPlanMode",
-        access: Access::Read,
-        command: None,
-        plan_file: false,
-        plan: Some(plan()),
-        allowed_prompts: &grants,
-    };
+    let exit = exit_call(&grants);
     m.call(&exit).unwrap();
     m.approve(Target::Exit).unwrap();
     assert!(matches!(
@@ -243,14 +241,7 @@ fn team_plans_wait_for_the_lead() {
         ..MachineConfig::default()
     });
     m.set_mode(Mode::Plan).unwrap();
-    let exit = CallRequest {
-        tool: "ExitPlanMode",
-        access: Access::Read,
-        command: None,
-        plan_file: false,
-        plan: Some(plan()),
-        allowed_prompts: &[],
-    };
+    let exit = exit_call(&[]);
     m.call(&exit).unwrap();
     assert!(
         m.approve(Target::Exit).is_err(),
