@@ -6,6 +6,7 @@
 //! of segments; a [`cache`] model prices it; [`engine`] runs the loop and [`metrics`] holds the
 //! rows that [`export`] writes.
 
+pub mod budget;
 pub mod cache;
 pub mod chart;
 pub mod cli;
@@ -18,6 +19,7 @@ pub mod mooncake;
 pub mod plan_mode;
 pub mod prompt;
 pub mod scenario;
+pub mod signals;
 pub mod strategy;
 pub mod sweep;
 pub mod validate;

@@ -1,24 +1,85 @@
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
-    let cli = match plancache::cli::Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+    quiet_output_error_panics();
+    if let Err(e) = plancache::signals::install() {
+        eprintln!("warning: {e}");
+    }
+    let outcome = std::panic::catch_unwind(|| {
+        let cli = match plancache::cli::Cli::try_parse() {
+            Ok(cli) => cli,
+            Err(e) => {
+                let code = if e.use_stderr() { 2 } else { 0 };
+                let _ = e.print();
+                return Ok(code);
+            }
+        };
+        plancache::cli::dispatch(cli).map(|()| 0)
+    });
+    let result = match outcome {
+        Ok(r) => r,
+        Err(payload) => match payload_text(payload.as_ref()).and_then(output_error) {
+            // A write to a full disk or a closed terminal: the output is incomplete, bad
+            // environment rather than a bug.
+            Some(message) => Err(plancache::cli::CliError::input(message)),
+            None => std::panic::resume_unwind(payload),
+        },
     };
-    match plancache::cli::dispatch(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
+    // Buffered standard output is flushed here, where an error can still change the exit code.
+    let flushed = std::io::stdout().flush();
+    if let Some(sig) = plancache::signals::received() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: interrupted; output files of this run were not written (the previous output is unchanged)"
+        );
+        return ExitCode::from(plancache::signals::exit_code(sig));
+    }
+    match (result, flushed) {
+        (Ok(code), Ok(())) => ExitCode::from(code),
+        (Ok(_), Err(e)) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: cannot write to standard output: {e}"
+            );
+            ExitCode::from(2)
+        }
+        (Err(e), _) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
             ExitCode::from(e.code)
         }
     }
+}
+
+fn payload_text(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+}
+
+/// The message of a panic raised by `print!`/`eprint!` when the stream cannot be written.
+fn output_error(text: &str) -> Option<String> {
+    let stream = [("stdout", "output"), ("stderr", "error")]
+        .into_iter()
+        .find(|(s, _)| text.starts_with(&format!("failed printing to {s}")))?;
+    let reason = text.split_once(": ").map_or(text, |(_, r)| r);
+    Some(format!("cannot write to standard {}: {reason}", stream.1))
+}
+
+/// `print!` panics when standard output cannot be written (`plancache run > /dev/full`); such a
+/// panic is turned into exit 2 by `main`, so its default report ("thread main panicked") is
+/// suppressed. Every other panic is reported as usual.
+fn quiet_output_error_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload_as_str().and_then(output_error).is_none() {
+            default(info);
+        }
+    }));
 }
 
 /// Rust ignores SIGPIPE, so printing into a closed pipe (`plancache check | head`) would fail with

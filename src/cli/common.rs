@@ -74,6 +74,11 @@ pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
             Session::new(scenario, path, &text, tok).map_err(|e| CliError::input(e.to_string()))?;
         sessions.push(session);
     }
+    for note in
+        Session::assign_output_keys(&mut sessions).map_err(|e| CliError::input(e.to_string()))?
+    {
+        eprintln!("note: {note}");
+    }
     Ok(sessions)
 }
 

@@ -29,6 +29,28 @@ pub use schema::{generator_schema, scenario_schema};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Most tokens of distinct content one session may declare (the resource budget; see
+    /// docs/robustness.md).
+    #[arg(long, global = true, value_name = "N")]
+    pub max_session_tokens: Option<u64>,
+    /// Most steps of one session, subagents' included.
+    #[arg(long, global = true, value_name = "N")]
+    pub max_steps: Option<u64>,
+    /// Most request streams of one session (the main one plus one per subagent).
+    #[arg(long, global = true, value_name = "N")]
+    pub max_streams: Option<u64>,
+}
+
+impl Cli {
+    /// The resource budget the flags ask for ([`crate::budget::Budget::DEFAULT`] otherwise).
+    pub fn budget(&self) -> crate::budget::Budget {
+        let d = crate::budget::Budget::DEFAULT;
+        crate::budget::Budget {
+            max_session_tokens: self.max_session_tokens.unwrap_or(d.max_session_tokens),
+            max_steps: self.max_steps.unwrap_or(d.max_steps),
+            max_streams: self.max_streams.unwrap_or(d.max_streams),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -76,6 +98,7 @@ impl fmt::Display for CliError {
 
 /// Runs the parsed command line.
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    crate::budget::Budget::set_current(cli.budget());
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),

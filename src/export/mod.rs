@@ -3,6 +3,7 @@
 //! Every file is written to a temporary file in the target directory and renamed into place, so an
 //! interrupted run never leaves a half-written output behind.
 
+mod bundle;
 mod csv_out;
 mod json;
 mod markdown;
@@ -13,6 +14,7 @@ use std::path::Path;
 
 use crate::engine::RunReport;
 
+pub use bundle::OutputDir;
 pub use csv_out::{RequestsCsv, SummaryCsv};
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
@@ -61,6 +63,7 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&Path) -> Result<(), String>,
 ) -> Result<(), String> {
+    crate::signals::check().map_err(|e| format!("{}: not written: {e}", path.display()))?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -74,6 +77,7 @@ pub fn write_atomic_with(
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
     let tmp = dir.join(format!(".{name}.tmp-{}.{ext}", std::process::id()));
     let result = write(&tmp)
+        .and_then(|()| crate::signals::check())
         .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()))
         .map_err(|e| format!("{}: cannot write: {e}", path.display()));
     if result.is_err() {

@@ -62,7 +62,9 @@ pub fn load_file(path: &Path) -> Result<Scenario, ScenarioError> {
 pub fn load_str(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
     let scenario: Scenario = toml::from_str(text).map_err(|e| parse_error(text, path, &e))?;
     if let Ok(table) = text.parse::<toml::Table>() {
-        check_sizes(&toml::Value::Table(table), &mut String::new(), path)?;
+        let doc = toml::Value::Table(table);
+        check_sizes(&doc, &mut String::new(), path)?;
+        crate::budget::Budget::current().check_document(&doc, path)?;
     }
     validate(&scenario, text, path)?;
     Ok(scenario)

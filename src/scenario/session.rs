@@ -62,6 +62,7 @@ impl SegmentMaker<'_> {
             TokenSource::Text(t.clone())
         } else if let Some(f) = &c.file {
             let full = self.path.parent().unwrap_or(Path::new(".")).join(f);
+            check_file_size(self.path, label, &full)?;
             let text = std::fs::read_to_string(&full).map_err(|e| {
                 ScenarioError::new(
                     self.path,
@@ -152,6 +153,7 @@ impl Session {
         text: &str,
         tokenizer: Arc<Tokenizer>,
     ) -> Result<Self, ScenarioError> {
+        crate::budget::check_scenario(&scenario, path)?;
         let make = SegmentMaker {
             path,
             tokenizer: &tokenizer,
@@ -350,6 +352,35 @@ impl Session {
     }
 }
 
+/// Rejects a `file = ...` content larger than the session budget could hold (at four bytes per
+/// token, about what English text and code average), before reading it.
+fn check_file_size(scenario: &Path, label: &str, full: &Path) -> Result<(), ScenarioError> {
+    let limit = crate::budget::Budget::current()
+        .max_session_tokens
+        .saturating_mul(4);
+    match std::fs::metadata(full) {
+        Ok(m) if !m.is_file() => Err(ScenarioError::new(
+            scenario,
+            Some(label.to_string()),
+            format!("`{}` is not a regular file", full.display()),
+        )),
+        Ok(m) if m.len() > limit => Err(ScenarioError::new(
+            scenario,
+            Some(label.to_string()),
+            format!(
+                "`{}` is {} bytes, more than a session may hold ({limit} bytes: 4 per token of the session budget)",
+                full.display(),
+                m.len()
+            ),
+        )
+        .with_hint(format!(
+            "raise the budget with `{} N`",
+            crate::budget::TOKENS_FLAG
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A tool's access: as declared, or by name.
 pub fn tool_access(t: &ToolDef) -> Access {
     t.access
@@ -358,4 +389,76 @@ pub fn tool_access(t: &ToolDef) -> Access {
         } else {
             Access::Read
         })
+}
+
+/// The name a session's outputs are filed under (chart files, report sections, CSV rows): what
+/// `name` becomes as a file name, compared case-insensitively (two names that differ only by
+/// case or punctuation would overwrite each other's files on some file systems).
+fn output_key(name: &str) -> String {
+    crate::chart::data::slug(name).to_lowercase()
+}
+
+impl Session {
+    /// Makes the output keys of loaded sessions distinct: when several share a `name` (or names
+    /// that map to one file name), each of them is renamed after its file stem. Returns one note
+    /// per clash for the user; fails when even the file stems clash.
+    pub fn assign_output_keys(sessions: &mut [Session]) -> Result<Vec<String>, ScenarioError> {
+        let mut notes = Vec::new();
+        let mut by_key: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+        for (i, s) in sessions.iter().enumerate() {
+            by_key
+                .entry(output_key(&s.scenario.name))
+                .or_default()
+                .push(i);
+        }
+        for group in by_key.values().filter(|g| g.len() > 1) {
+            let files: Vec<String> = group
+                .iter()
+                .map(|&i| sessions[i].path.display().to_string())
+                .collect();
+            let names: Vec<String> = group
+                .iter()
+                .map(|&i| sessions[i].scenario.name.clone())
+                .collect();
+            let mut stems = Vec::new();
+            for &i in group {
+                let stem = sessions[i]
+                    .path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                sessions[i].scenario.name = stem.clone();
+                stems.push(stem);
+            }
+            notes.push(format!(
+                "scenarios {} share the name {}: their outputs are keyed by file stem ({})",
+                files.join(", "),
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+                stems.join(", ")
+            ));
+        }
+        let mut seen: std::collections::HashMap<String, usize> = Default::default();
+        for (i, s) in sessions.iter().enumerate() {
+            if let Some(&j) = seen.get(&output_key(&s.scenario.name)) {
+                return Err(ScenarioError::new(
+                    &s.path,
+                    Some("name".into()),
+                    format!(
+                        "its outputs would overwrite those of {} (both filed as `{}`)",
+                        sessions[j].path.display(),
+                        s.scenario.name
+                    ),
+                )
+                .with_hint(
+                    "give each scenario a distinct `name` and file name, and name each file once",
+                ));
+            }
+            seen.insert(output_key(&s.scenario.name), i);
+        }
+        Ok(notes)
+    }
 }

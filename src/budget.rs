@@ -1,0 +1,285 @@
+//! One resource budget for every way a session enters plancache (scenario files, generated
+//! sessions, imports, validation, library callers of `Session::new`).
+//!
+//! A replay keeps every distinct piece of content as token ids (4 bytes per token, count-only
+//! content included), so what a session may declare bounds what a replay may allocate. Three
+//! limits cover it: the total prompt content of a session in tokens, its steps (main stream and
+//! subagents together) and its request streams. Exceeding one is bad input: the error names the
+//! file, the place where the limit is crossed, the limit and the flag that raises it.
+//!
+//! Callers that build sessions themselves (importers, validators) count as they go with a
+//! [`Tally`]:
+//!
+//! ```
+//! use std::path::Path;
+//! use plancache::budget::Budget;
+//!
+//! let mut tally = Budget::current().tally(Path::new("session.jsonl"));
+//! tally.add_stream(|| "line 1".into()).unwrap();
+//! tally.add_step(|| "line 1".into()).unwrap();
+//! tally.add_tokens(1200, || "line 1, input_tokens".into()).unwrap();
+//! assert!(tally.add_tokens(u64::MAX, || "line 2, input_tokens".into()).is_err());
+//! ```
+
+use std::path::Path;
+use std::sync::RwLock;
+
+use crate::scenario::{Scenario, ScenarioError};
+
+/// Limits on what one session may declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Total tokens of all the content a session declares (every block counted once, however
+    /// many requests repeat it). Flag: `--max-session-tokens`.
+    pub max_session_tokens: u64,
+    /// Steps of the main stream and of every subagent together. Flag: `--max-steps`.
+    pub max_steps: u64,
+    /// Request streams: the main one plus one per subagent. Flag: `--max-streams`.
+    pub max_streams: u64,
+}
+
+/// Flag names, for messages.
+pub const TOKENS_FLAG: &str = "--max-session-tokens";
+pub const STEPS_FLAG: &str = "--max-steps";
+pub const STREAMS_FLAG: &str = "--max-streams";
+
+impl Budget {
+    /// The defaults: 25 M tokens is about 100 MB of token ids, more than a hundred full context
+    /// windows of distinct content; the longest real plan sessions we have seen hold a few
+    /// thousand steps and a few dozen subagents.
+    pub const DEFAULT: Budget = Budget {
+        max_session_tokens: 25_000_000,
+        max_steps: 100_000,
+        max_streams: 1_000,
+    };
+
+    /// The budget in force for this process: [`Budget::DEFAULT`] unless the command line (or a
+    /// library caller) set another with [`Budget::set_current`].
+    pub fn current() -> Budget {
+        CURRENT.read().map(|b| *b).unwrap_or(Budget::DEFAULT)
+    }
+
+    /// Sets the process-wide budget (the `--max-*` flags do this before any command runs).
+    pub fn set_current(budget: Budget) {
+        if let Ok(mut b) = CURRENT.write() {
+            *b = budget;
+        }
+    }
+
+    /// A running count against this budget for the session read from `file`.
+    pub fn tally(self, file: &Path) -> Tally<'_> {
+        Tally {
+            budget: self,
+            file,
+            tokens: 0,
+            steps: 0,
+            streams: 0,
+        }
+    }
+
+    /// Checks a scenario document (as parsed from its TOML text). Counts every `*tokens` size
+    /// except `reasoning_tokens` (never part of a prompt), every text at one token per byte at
+    /// most, every step of `steps` lists (subagents' included), and one stream per agent.
+    pub fn check_document(self, doc: &toml::Value, file: &Path) -> Result<(), ScenarioError> {
+        let mut tally = self.tally(file);
+        tally.add_stream(|| "the main stream".into())?;
+        walk(doc, &mut String::new(), &mut tally)
+    }
+
+    /// Checks a scenario built in memory (generated, imported or written by a library caller);
+    /// places are paths into the document as `plancache generate` would write it.
+    pub fn check_scenario(self, scenario: &Scenario, file: &Path) -> Result<(), ScenarioError> {
+        let doc = toml::Value::try_from(scenario).map_err(|e| {
+            ScenarioError::new(
+                file,
+                None,
+                format!("cannot represent the scenario as TOML: {e}"),
+            )
+        })?;
+        self.check_document(&doc, file)
+    }
+}
+
+static CURRENT: RwLock<Budget> = RwLock::new(Budget::DEFAULT);
+
+/// Checks a scenario against the process-wide budget ([`Budget::current`]).
+pub fn check_scenario(scenario: &Scenario, file: &Path) -> Result<(), ScenarioError> {
+    Budget::current().check_scenario(scenario, file)
+}
+
+/// What a session has declared so far, checked against a [`Budget`] at every addition.
+#[derive(Debug)]
+pub struct Tally<'a> {
+    budget: Budget,
+    file: &'a Path,
+    tokens: u64,
+    steps: u64,
+    streams: u64,
+}
+
+impl Tally<'_> {
+    /// Adds `n` tokens of content at `place` (a closure, so the happy path formats nothing).
+    pub fn add_tokens(
+        &mut self,
+        n: u64,
+        place: impl FnOnce() -> String,
+    ) -> Result<(), ScenarioError> {
+        let limit = self.budget.max_session_tokens;
+        match self.tokens.checked_add(n) {
+            Some(total) if total <= limit => {
+                self.tokens = total;
+                Ok(())
+            }
+            total => Err(self.over(
+                place(),
+                format!(
+                    "the session's content reaches {} tokens here, above the limit of {limit}",
+                    total.map_or_else(|| "more than 2^64".to_string(), |t| t.to_string())
+                ),
+                TOKENS_FLAG,
+            )),
+        }
+    }
+
+    /// Adds one step at `place`.
+    pub fn add_step(&mut self, place: impl FnOnce() -> String) -> Result<(), ScenarioError> {
+        self.steps += 1;
+        if self.steps > self.budget.max_steps {
+            return Err(self.over(
+                place(),
+                format!(
+                    "the session has more than {} steps (main stream and subagents together)",
+                    self.budget.max_steps
+                ),
+                STEPS_FLAG,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Adds one request stream (the main stream or a subagent) at `place`.
+    pub fn add_stream(&mut self, place: impl FnOnce() -> String) -> Result<(), ScenarioError> {
+        self.streams += 1;
+        if self.streams > self.budget.max_streams {
+            return Err(self.over(
+                place(),
+                format!(
+                    "the session has more than {} request streams (the main one plus one per subagent)",
+                    self.budget.max_streams
+                ),
+                STREAMS_FLAG,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Tokens counted so far.
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    fn over(&self, place: String, message: String, flag: &str) -> ScenarioError {
+        ScenarioError::new(self.file, Some(place), message).with_hint(format!(
+            "check for sizes with extra digits; to replay a session this large, raise the limit with `{flag} N`"
+        ))
+    }
+}
+
+fn walk(value: &toml::Value, at: &mut String, tally: &mut Tally<'_>) -> Result<(), ScenarioError> {
+    match value {
+        toml::Value::Table(t) => {
+            for (key, v) in t {
+                let len = at.len();
+                if !at.is_empty() {
+                    at.push('.');
+                }
+                at.push_str(key);
+                match v {
+                    toml::Value::Integer(n)
+                        if key.ends_with("tokens") && key != "reasoning_tokens" =>
+                    {
+                        tally.add_tokens(u64::try_from(*n).unwrap_or(0), || at.clone())?;
+                    }
+                    toml::Value::Array(items) if key == "steps" => {
+                        for i in 0..items.len() {
+                            tally.add_step(|| format!("{at}[{}]", i + 1))?;
+                        }
+                    }
+                    toml::Value::Array(items) if key == "agents" => {
+                        for i in 0..items.len() {
+                            tally.add_stream(|| format!("{at}[{}]", i + 1))?;
+                        }
+                    }
+                    _ => {}
+                }
+                walk(v, at, tally)?;
+                at.truncate(len);
+            }
+        }
+        toml::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                let len = at.len();
+                at.push_str(&format!("[{}]", i + 1));
+                walk(v, at, tally)?;
+                at.truncate(len);
+            }
+        }
+        toml::Value::String(s) => {
+            // Text is tokenized later; a token holds at least one byte.
+            tally.add_tokens(s.len() as u64, || at.clone())?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> toml::Value {
+        toml::Value::Table(text.parse::<toml::Table>().unwrap())
+    }
+
+    #[test]
+    fn tokens_add_up_across_the_document_and_name_the_crossing_place() {
+        let b = Budget {
+            max_session_tokens: 1000,
+            ..Budget::DEFAULT
+        };
+        // 400 (system) + 500 (step 1) = 900 <= 1000; + 200 (step 2) = 1100 > 1000.
+        let d = doc("system = { tokens = 400 }\n[[steps]]\nassistant = { tokens = 500, reasoning_tokens = 9999 }\n[[steps]]\nuser = { tokens = 200 }\n");
+        let e = b.check_document(&d, Path::new("s.toml")).unwrap_err();
+        assert_eq!(e.place.as_deref(), Some("steps[2].user.tokens"));
+        assert!(e.message.contains("1100 tokens"), "{}", e.message);
+        assert!(e.hint.unwrap().contains(TOKENS_FLAG));
+    }
+
+    #[test]
+    fn steps_and_streams_are_counted_with_subagents() {
+        let b = Budget {
+            max_steps: 3,
+            ..Budget::DEFAULT
+        };
+        // Main steps 1, 2 then the agent's two steps: the fourth step overall is the agent's 2nd.
+        let d = doc("[[steps]]\nuser = \"a\"\n[[steps]]\nagents = [{ name = \"x\", steps = [{ user = \"b\" }, { user = \"c\" }] }]\n");
+        let e = b.check_document(&d, Path::new("s.toml")).unwrap_err();
+        assert_eq!(e.place.as_deref(), Some("steps[2].agents[1].steps[2]"));
+        let b = Budget {
+            max_streams: 1,
+            ..Budget::DEFAULT
+        };
+        let e = b.check_document(&d, Path::new("s.toml")).unwrap_err();
+        assert_eq!(e.place.as_deref(), Some("steps[2].agents[1]"));
+        assert!(e.hint.unwrap().contains(STREAMS_FLAG));
+    }
+
+    #[test]
+    fn tally_never_wraps() {
+        let mut t = Budget::DEFAULT.tally(Path::new("x"));
+        t.add_tokens(10, || "a".into()).unwrap();
+        let e = t.add_tokens(u64::MAX, || "b".into()).unwrap_err();
+        assert!(e.message.contains("more than 2^64"), "{}", e.message);
+        assert_eq!(t.tokens(), 10);
+    }
+}

@@ -1,0 +1,55 @@
+//! SIGINT and SIGTERM as a flag: the handler only records the signal; writers check the flag
+//! ([`check`]) and stop, so the output-directory transaction can remove its temporary files and
+//! leave the previous output as it was. A second signal ends the process at once.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+/// The first termination signal received (0: none).
+static RECEIVED: AtomicUsize = AtomicUsize::new(0);
+/// Set with the first signal; arms the immediate exit on the second.
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the handlers (once, at start-up; later calls add nothing harmful but are not needed).
+pub fn install() -> Result<(), String> {
+    for sig in [SIGINT, SIGTERM] {
+        // The shutdown goes first: it fires only once ARMED was set by an earlier signal.
+        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, &ARMED)
+            .map_err(|e| format!("cannot install a signal handler: {e}"))?;
+        signal_hook::flag::register_usize(sig, &RECEIVED, sig as usize)
+            .map_err(|e| format!("cannot install a signal handler: {e}"))?;
+        signal_hook::flag::register(sig, &ARMED)
+            .map_err(|e| format!("cannot install a signal handler: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The signal number received, if any.
+pub fn received() -> Option<i32> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        n => Some(n as i32),
+    }
+}
+
+/// `Err` once SIGINT or SIGTERM arrived: long loops and writers call this and stop.
+pub fn check() -> Result<(), String> {
+    match received() {
+        None => Ok(()),
+        Some(sig) => Err(format!("interrupted by {}", name(sig))),
+    }
+}
+
+/// The exit code of a run stopped by `sig`: 128 + the signal number, as shells report it.
+pub fn exit_code(sig: i32) -> u8 {
+    u8::try_from(128 + sig).unwrap_or(1)
+}
+
+fn name(sig: i32) -> &'static str {
+    match sig {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}
