@@ -247,10 +247,11 @@ mod tests {
             max_session_tokens: 1000,
             ..Budget::DEFAULT
         };
-        // 400 (system) + 500 (step 1) = 900 <= 1000; + 200 (step 2) = 1100 > 1000.
+        // Keys are visited in sorted order (`steps` before `system`): 500 (step 1, reasoning not
+        // counted) + 200 (step 2) = 700 <= 1000; + 400 (system) = 1100 > 1000.
         let d = doc("system = { tokens = 400 }\n[[steps]]\nassistant = { tokens = 500, reasoning_tokens = 9999 }\n[[steps]]\nuser = { tokens = 200 }\n");
         let e = b.check_document(&d, Path::new("s.toml")).unwrap_err();
-        assert_eq!(e.place.as_deref(), Some("steps[2].user.tokens"));
+        assert_eq!(e.place.as_deref(), Some("system.tokens"));
         assert!(e.message.contains("1100 tokens"), "{}", e.message);
         assert!(e.hint.unwrap().contains(TOKENS_FLAG));
     }

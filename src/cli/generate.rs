@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::CliError;
-use crate::export::write_atomic;
+use crate::export::{write_atomic, OutputDir};
 use crate::scenario::{generate, load_str, to_toml, GeneratorParams};
 
 /// Write a synthetic plan-mode session (a scenario file) drawn from parameters and a seed.
@@ -176,14 +176,17 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
             "--count above 1 needs --out DIR\n  hint: e.g. plancache generate --count 20 --out generated/",
         ));
     };
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::input(format!("{}: cannot create: {e}", dir.display())))?;
+    // One transaction: an interrupted run leaves the previous set, a complete one replaces it
+    // (files of an earlier, larger --count included).
+    let out = OutputDir::begin(dir, "generate").map_err(CliError::input)?;
     for k in 0..u64::from(args.count) {
+        crate::signals::check().map_err(CliError::input)?;
         let mut q = p.clone();
         q.seed = p.seed.wrapping_add(k);
-        let path = dir.join(format!("generated-{}.toml", q.seed));
+        let path = out.path().join(format!("generated-{}.toml", q.seed));
         write_atomic(&path, render(&q)?.as_bytes()).map_err(CliError::input)?;
     }
+    out.commit().map_err(CliError::input)?;
     eprintln!("wrote {} scenarios to {}", args.count, dir.display());
     Ok(())
 }

@@ -7,6 +7,7 @@ use clap::Args;
 use super::common::{cache_list, check_equivalence, replay_env, replay_scenarios};
 use super::CliError;
 use crate::chart::report;
+use crate::export::OutputDir;
 use crate::strategy;
 
 /// Render charts (SVG and PNG), report.html and report.md for design reviews.
@@ -43,7 +44,11 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     let caches = cache_list(&args.cache)?;
     let env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
     let run = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
-    report::write(&args.out, &run, &env.prices, &strategies).map_err(CliError::input)?;
+    // Written as one transaction: an interrupted or failed run leaves the previous report, and a
+    // complete one replaces it, stale charts included.
+    let out = OutputDir::begin(&args.out, "report").map_err(CliError::input)?;
+    report::write(out.path(), &run, &env.prices, &strategies).map_err(CliError::input)?;
+    out.commit().map_err(CliError::input)?;
     eprintln!("wrote {}", args.out.display());
     check_equivalence(&run)
 }

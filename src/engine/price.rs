@@ -1,12 +1,17 @@
 //! Pricing one request: cache lookup and store, TTFT, cost, and the break explanation.
 
-use super::stream::Stream;
+use super::stream::{advance, Stream};
 use super::{Replay, ReplayEnv, ReplayError};
 use crate::cache::{CacheModel, CacheOutcome};
 use crate::metrics::RequestRow;
 use crate::plan_mode::Mode;
 use crate::prompt::Request;
 use crate::scenario::Session;
+
+/// Largest cost one request may have: far above any real request (a million tokens at a
+/// thousand dollars per million is $1,000), low enough that sums over any session stay finite
+/// (charts and summaries add them up).
+const MAX_REQUEST_COST_USD: f64 = 1e12;
 
 /// Prices one request against the cache and advances the stream's clock past the reply.
 pub(super) fn price(
@@ -40,10 +45,39 @@ pub(super) fn price(
             hint: "place at most 4 `cache_control` marks on the blocks of one request, longer TTLs first; the harness must move or drop older marks".into(),
         });
     }
+    let place = || {
+        format!(
+            "{}: {} (request {}, {})",
+            session.path.display(),
+            session.step_place(request.step),
+            out.rows.len() + 1,
+            cache.name()
+        )
+    };
     let ttft = env.latency_for(&model.provider).ttft_ms(&outcome);
-    let visible_at = request.sent_at_ms + ttft.round() as u64;
     let decode = session.scenario.timing.decode_tokens_per_s.max(1e-3);
-    let completed_at = visible_at + (request.output_tokens as f64 * 1000.0 / decode).round() as u64;
+    let decode_ms = request.output_tokens as f64 * 1000.0 / decode;
+    let visible_at = advance(
+        request.sent_at_ms,
+        whole_ms(ttft, "time to first token", &place)?,
+        &place(),
+    )?;
+    let completed_at = advance(
+        visible_at,
+        whole_ms(decode_ms, "output generation time", &place)?,
+        &place(),
+    )?;
+    let cost_usd = model.cost_billed(&outcome, request.output_tokens, cache.charges_writes());
+    if !(0.0..=MAX_REQUEST_COST_USD).contains(&cost_usd) {
+        return Err(ReplayError {
+            place: place(),
+            message: format!(
+                "the request's cost is {cost_usd} dollars: the prices of model `{}` are out of range",
+                request.model
+            ),
+            hint: "check the prices (dollars per million tokens) in the --pricing file for extra digits".into(),
+        });
+    }
     cache.store(request, &outcome, visible_at, completed_at);
     stream.clock_ms = completed_at;
     let broke = stream
@@ -68,7 +102,7 @@ pub(super) fn price(
         recomputed_tokens: outcome.recomputed_tokens(),
         output_tokens: request.output_tokens,
         hit_rate: outcome.hit_rate(),
-        cost_usd: model.cost_billed(&outcome, request.output_tokens, cache.charges_writes()),
+        cost_usd,
         ttft_ms: ttft,
         break_reason,
         stream: request.stream.clone(),
@@ -79,4 +113,21 @@ pub(super) fn price(
         cache_creation_1h_tokens: outcome.write_1h_tokens,
         cache_read_input_tokens: outcome.cached_tokens,
     })
+}
+
+/// A duration in whole milliseconds from a model's float; a value that is not a finite,
+/// non-negative number of milliseconds within `u64` is bad input (a latency or decode rate out of
+/// range), named at `place`.
+fn whole_ms(ms: f64, what: &str, place: &dyn Fn() -> String) -> Result<u64, ReplayError> {
+    let rounded = ms.round();
+    // 2^64 is exactly representable; anything at or above it does not fit.
+    if rounded.is_finite() && rounded >= 0.0 && rounded < 18_446_744_073_709_551_616.0 {
+        Ok(rounded as u64)
+    } else {
+        Err(ReplayError {
+            place: place(),
+            message: format!("the {what} is {ms} ms, which no clock can hold"),
+            hint: "check the latency parameters and `timing.decode_tokens_per_s` for values out of range".into(),
+        })
+    }
 }

@@ -15,8 +15,9 @@ use crate::prompt::{Request, RequestSettings, Role, TokenSource};
 use crate::scenario::{AgentSpec, Content, Session, Step, Target, Turn};
 use crate::strategy::Strategy;
 
+/// Milliseconds of a duration; `u64::MAX` when it has more (the clock then refuses to advance).
 fn ms(d: std::time::Duration) -> u64 {
-    d.as_millis() as u64
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn content_source(c: &Content) -> Option<TokenSource> {
@@ -158,7 +159,7 @@ impl Replayer<'_> {
                 self.machine
                     .ensure_idle("a user message")
                     .map_err(|e| plan_err(at, e))?;
-                main.clock_ms += ms(sc.timing.typing);
+                main.advance(ms(sc.timing.typing), &at.place)?;
                 let seg = session
                     .message_content(
                         Role::User,
@@ -169,7 +170,7 @@ impl Replayer<'_> {
                 main.conversation.push(seg);
             }
             Step::Wait(d) => {
-                main.clock_ms += ms(d.0);
+                main.advance(ms(d.0), &at.place)?;
                 record(
                     trace,
                     at,
@@ -197,7 +198,7 @@ impl Replayer<'_> {
             Step::Assistant(turn) => self.assistant(at, turn, main, trace)?,
             Step::Approve(target) => {
                 let t = self.machine.approve(*target).map_err(|e| plan_err(at, e))?;
-                main.clock_ms += human;
+                main.advance(human, &at.place)?;
                 record(
                     trace,
                     at,
@@ -211,7 +212,7 @@ impl Replayer<'_> {
             }
             Step::Decline(target) => {
                 let t = self.machine.decline(*target).map_err(|e| plan_err(at, e))?;
-                main.clock_ms += human;
+                main.advance(human, &at.place)?;
                 record(
                     trace,
                     at,
@@ -226,7 +227,7 @@ impl Replayer<'_> {
             }
             Step::Reject(feedback) => {
                 let t = self.machine.reject().map_err(|e| plan_err(at, e))?;
-                main.clock_ms += human;
+                main.advance(human, &at.place)?;
                 record(
                     trace,
                     at,
@@ -257,7 +258,7 @@ impl Replayer<'_> {
                     }
                 };
                 let t = self.machine.edit(plan).map_err(|e| plan_err(at, e))?;
-                main.clock_ms += human;
+                main.advance(human, &at.place)?;
                 record(
                     trace,
                     at,
@@ -274,7 +275,7 @@ impl Replayer<'_> {
                     .machine
                     .lead_response(resp.approve)
                     .map_err(|e| plan_err(at, e))?;
-                main.clock_ms += human;
+                main.advance(human, &at.place)?;
                 let verb = if resp.approve { "approve" } else { "reject" };
                 record(
                     trace,
@@ -530,9 +531,12 @@ impl Replayer<'_> {
             match decision {
                 CallDecision::Allow(_) | CallDecision::Ask => {
                     if decision == CallDecision::Ask {
-                        stream.clock_ms += ms(sc.timing.human);
+                        stream.advance(ms(sc.timing.human), &at.place)?;
                     }
-                    stream.clock_ms += call.duration.map(ms).unwrap_or(ms(sc.timing.tool));
+                    stream.advance(
+                        call.duration.map(ms).unwrap_or(ms(sc.timing.tool)),
+                        &at.place,
+                    )?;
                     let source = call
                         .result_tokens
                         .map(TokenSource::Count)
@@ -681,7 +685,7 @@ impl Replayer<'_> {
                     stream.conversation.push(seg);
                 }
                 Step::Wait(d) => {
-                    stream.clock_ms += ms(d.0);
+                    stream.advance(ms(d.0), &inner.place)?;
                     record(
                         agent_trace,
                         &inner,

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::ReplayError;
 use crate::prompt::Segment;
 use crate::scenario::Tool;
 
@@ -56,6 +57,13 @@ impl Stream {
             sent_conversation: 0,
             dirty_from: 0,
         }
+    }
+
+    /// Advances the stream's simulated clock by `ms`; a time past what the clock can hold (about
+    /// 584 million years) is bad input, not a wrap-around.
+    pub(super) fn advance(&mut self, ms: u64, place: &str) -> Result<(), ReplayError> {
+        self.clock_ms = advance(self.clock_ms, ms, place)?;
+        Ok(())
     }
 
     /// Keeps the segments just sent, for the next request to reuse.
@@ -121,4 +129,15 @@ fn same_content(a: &Segment, b: &Segment) -> bool {
         && a.breakpoint == b.breakpoint
         && a.tokens.len() == b.tokens.len()
         && a.label == b.label
+}
+
+/// `clock + ms`, or an error naming `place` when the sum cannot be represented.
+pub(super) fn advance(clock: u64, ms: u64, place: &str) -> Result<u64, ReplayError> {
+    clock.checked_add(ms).ok_or_else(|| ReplayError {
+        place: place.to_string(),
+        message: format!(
+            "the simulated clock overflows: {clock} ms plus {ms} ms is past the largest time plancache can represent"
+        ),
+        hint: "check the durations (`wait`, `duration`, [timing]) for extra digits".into(),
+    })
 }

@@ -201,7 +201,82 @@ impl GeneratorParams {
         }
         humantime::parse_duration(&self.review_wait)
             .map_err(|e| format!("review_wait `{}`: {e}", self.review_wait))?;
+        self.check_budget(crate::budget::Budget::current())
+    }
+
+    /// Rejects parameters whose largest possible session exceeds the resource budget, before
+    /// anything is drawn (the generated scenario is checked again when it is loaded).
+    pub fn check_budget(&self, budget: crate::budget::Budget) -> Result<(), String> {
+        let (tokens, steps, streams) = self.worst_case();
+        for (what, n, limit, flag) in [
+            (
+                "tokens of content",
+                tokens,
+                budget.max_session_tokens,
+                crate::budget::TOKENS_FLAG,
+            ),
+            ("steps", steps, budget.max_steps, crate::budget::STEPS_FLAG),
+            (
+                "request streams",
+                streams,
+                budget.max_streams,
+                crate::budget::STREAMS_FLAG,
+            ),
+        ] {
+            if n > u128::from(limit) {
+                return Err(format!(
+                    "these parameters can make a session of up to {n} {what}, above the limit of {limit}\n  hint: lower exploration_rounds, rejections, implementation_turns, subagents or the token sizes, or raise the limit with `{flag} N`"
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// Upper bounds of (content tokens, steps, streams) of any session drawn from these
+    /// parameters, counted as the budget counts a scenario document: every `*tokens` size, and
+    /// text (names, paths, commands) at one token per byte, allowed for generously per step.
+    fn worst_case(&self) -> (u128, u128, u128) {
+        let n = |x: u32| u128::from(x);
+        const TEXT_PER_STEP: u128 = 256;
+        let reply = n(self.reply_tokens.max.max(self.reply_tokens.min));
+        let result = n(self.result_tokens.max.max(self.result_tokens.min));
+        let parallel = n(self.max_parallel_calls.max(1));
+        let rounds = n(self.exploration_rounds);
+        let rejections = n(self.rejections);
+        let agents = n(self.subagents);
+        let agent_steps = agents * n(self.subagent_rounds.max(1));
+        let mut tokens = n(self.tool_tokens.max(self.min_tool_tokens()))
+            + n(self.enter_plan_tool_tokens)
+            + n(self.exit_plan_tool_tokens)
+            + n(self.system_tokens)
+            + n(self.context_tokens)
+            + 150
+            + reply;
+        tokens += rounds * (reply + parallel * result);
+        if agents > 0 {
+            tokens += reply
+                + agents * (n(self.subagent_system_tokens) + 300 + 1200)
+                + agent_steps * (reply + result);
+        }
+        // Plan k (0 = first) is at most plan_tokens + 200 k; each write repeats it in the reply
+        // and in the plan file, plus up to 60 + 20 tokens, and each ExitPlanMode reply is <= 90.
+        let plans = rejections + 1;
+        tokens += plans * (2 * n(self.plan_tokens) + 170) + 400 * rejections * plans / 2;
+        tokens += rejections * 120;
+        tokens += n(self.implementation_turns) * (900 + 1500);
+        let steps = 1
+            + 2
+            + rounds
+            + 2
+            + agent_steps
+            + 2 * plans
+            + 3 * rejections
+            + 2
+            + n(self.implementation_turns)
+            + 1;
+        let calls = rounds * parallel + agent_steps + 2 * plans + 2 * n(self.implementation_turns);
+        tokens += TEXT_PER_STEP * (steps + calls) + 64 * n(self.tool_count() as u32);
+        (tokens, steps, 1 + agents)
     }
 
     fn min_tool_tokens(&self) -> u32 {
@@ -486,6 +561,53 @@ pub fn to_toml(scenario: &Scenario) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The budget bound of `validate` must hold for what `generate` actually draws: a budget of
+    /// exactly the bound accepts the generated scenario, for parameters that stress each term.
+    #[test]
+    fn worst_case_bounds_the_generated_scenario() {
+        let cases = [
+            GeneratorParams::default(),
+            GeneratorParams {
+                rejections: 40,
+                plan_tokens: 5000,
+                ..GeneratorParams::default()
+            },
+            GeneratorParams {
+                subagents: 6,
+                subagent_rounds: 9,
+                exploration_rounds: 0,
+                model_initiated: true,
+                ..GeneratorParams::default()
+            },
+            GeneratorParams {
+                exploration_rounds: 200,
+                max_parallel_calls: 12,
+                result_tokens: TokenRange::new(4000, 4000),
+                implementation_turns: 90,
+                tools: 300,
+                tool_tokens: 90_000,
+                ..GeneratorParams::default()
+            },
+        ];
+        for p in cases {
+            let (tokens, steps, streams) = p.worst_case();
+            let exact = crate::budget::Budget {
+                max_session_tokens: tokens as u64,
+                max_steps: steps as u64,
+                max_streams: streams as u64,
+            };
+            exact
+                .check_scenario(&generate(&p), std::path::Path::new("g.toml"))
+                .unwrap_or_else(|e| panic!("{p:?}: {e}"));
+            assert!(p.check_budget(exact).is_ok());
+            let tight = crate::budget::Budget {
+                max_session_tokens: tokens as u64 - 1,
+                ..exact
+            };
+            assert!(p.check_budget(tight).is_err());
+        }
+    }
 
     #[test]
     fn tool_sizes_sum_exactly_and_keep_the_plan_tools() {
