@@ -102,6 +102,22 @@ pub struct Sweep {
     pub base: toml::Table,
     /// Axes in key order (the CSV's column order); the last varies fastest.
     pub axes: Vec<Axis>,
+    /// Number of points of the grid (checked against the cap when parsed).
+    points: usize,
+}
+
+/// Largest grid a sweep file may describe unless `--max-points` says otherwise: each point is a
+/// replay (milliseconds to seconds) and a CSV row, so a larger grid is almost surely a mistake.
+pub const DEFAULT_MAX_POINTS: u64 = 100_000;
+
+/// Finds a float that is not a finite number (TOML allows `nan` and `inf`) anywhere in `v`.
+fn non_finite(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Float(x) if !x.is_finite() => Some(*x),
+        toml::Value::Array(a) => a.iter().find_map(non_finite),
+        toml::Value::Table(t) => t.values().find_map(non_finite),
+        _ => None,
+    }
 }
 
 /// How a value appears in the CSV and in messages.
@@ -125,16 +141,36 @@ pub fn metric_column(metric: &str) -> Option<(&'static str, bool)> {
 
 impl Sweep {
     pub fn load(path: &Path) -> Result<Sweep, String> {
+        Sweep::load_capped(path, DEFAULT_MAX_POINTS)
+    }
+
+    /// Reads a sweep file whose grid may have at most `max_points` points.
+    pub fn load_capped(path: &Path, max_points: u64) -> Result<Sweep, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{}: cannot read sweep file: {e}", path.display()))?;
-        Sweep::parse(&text, path)
+        Sweep::parse_capped(&text, path, max_points)
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Sweep, String> {
+        Sweep::parse_capped(text, path, DEFAULT_MAX_POINTS)
+    }
+
+    /// Parses a sweep file; the grid's point count is computed without overflow and must not
+    /// exceed `max_points`.
+    pub fn parse_capped(text: &str, path: &Path, max_points: u64) -> Result<Sweep, String> {
         let f = path.display();
         let file: SweepFile = toml::from_str(text).map_err(|e| {
             format!("{f}: {}\n  hint: a sweep file has `name`, optional `description` and `[compare]` (a, b, metric, x, y), `[base]` generator parameters and `[grid]` lists; see docs/sweep.md", e.to_string().trim_end())
         })?;
+        for (section, table) in [("base", &file.base), ("grid", &file.grid)] {
+            for (name, v) in table {
+                if let Some(x) = non_finite(v) {
+                    return Err(format!(
+                        "{f}: [{section}] {name}: `{x}` is not a finite number\n  hint: give a number such as 0.5"
+                    ));
+                }
+            }
+        }
         let mut axes = Vec::new();
         for (name, v) in &file.grid {
             let values = match v {
@@ -226,6 +262,7 @@ impl Sweep {
                 }
             }
         }
+        let points = grid_points(&axes, max_points).map_err(|e| format!("{f}: [grid]: {e}"))?;
         Ok(Sweep {
             path: path.to_path_buf(),
             name: file.name,
@@ -233,12 +270,13 @@ impl Sweep {
             compare: file.compare,
             base: file.base,
             axes,
+            points,
         })
     }
 
     /// Number of points in the whole grid.
     pub fn len(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+        self.points
     }
 
     pub fn is_empty(&self) -> bool {
@@ -330,6 +368,28 @@ impl Sweep {
     }
 }
 
+/// The product of the axis lengths, or an error naming the limit when it exceeds `max_points`
+/// (or any integer).
+fn grid_points(axes: &[Axis], max_points: u64) -> Result<usize, String> {
+    let mut n: u64 = 1;
+    for a in axes {
+        n = n
+            .checked_mul(a.values.len() as u64)
+            .filter(|n| *n <= max_points)
+            .ok_or_else(|| {
+                format!(
+                    "the grid has more than {max_points} points (the product of its axis lengths: {})\n  hint: shorten the lists, or raise the limit with --max-points N",
+                    axes.iter()
+                        .map(|a| format!("{} {}", a.name, a.values.len()))
+                        .collect::<Vec<_>>()
+                        .join(" x ")
+                )
+            })?;
+    }
+    usize::try_from(n)
+        .map_err(|_| format!("the grid has {n} points, more than this machine can index"))
+}
+
 fn parse_ttl(s: &str) -> Result<Ttl, String> {
     match s {
         "5m" => Ok(Ttl::FiveMinutes),
@@ -404,9 +464,22 @@ impl Shard {
         Shard { index: 1, count: 1 }
     }
 
-    /// The point indices (0-based) of this shard.
-    pub fn indices(self, total: usize) -> Vec<usize> {
-        (self.index - 1..total).step_by(self.count).collect()
+    /// The point indices (0-based) of this shard, lazily.
+    pub fn indices(self, total: usize) -> std::iter::StepBy<std::ops::Range<usize>> {
+        (self.index - 1..total.max(self.index - 1)).step_by(self.count)
+    }
+
+    /// Number of points of this shard in a grid of `total`.
+    pub fn len(self, total: usize) -> usize {
+        total.saturating_sub(self.index - 1).div_ceil(self.count)
+    }
+
+    /// The shard a file written by `plancache sweep --shard I/N` holds, from its name
+    /// (`shard-I-of-N.csv`).
+    pub fn of_file_name(path: &Path) -> Option<Shard> {
+        let stem = path.file_name()?.to_str()?.strip_suffix(".csv")?;
+        let (i, n) = stem.strip_prefix("shard-")?.split_once("-of-")?;
+        Shard::parse(&format!("{i}/{n}")).ok()
     }
 }
 
@@ -418,9 +491,9 @@ pub fn run(
     source: &dyn ScenarioSource,
     env: &ReplayEnv,
 ) -> Result<Vec<Vec<String>>, String> {
-    let indices = shard.indices(sweep.len());
+    let total = sweep.len();
     let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(indices.len() as u64);
+        let b = indicatif::ProgressBar::new(shard.len(total) as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "{prefix} [{bar:40}] {pos}/{len} points, {eta} left",
         ) {
@@ -433,16 +506,62 @@ pub fn run(
     };
     // Every point runs; the first failure in point order is reported, so the message does not
     // depend on thread timing.
-    let results: Vec<Result<Vec<String>, String>> = indices
-        .par_iter()
-        .map(|&i| {
-            let r = sweep.run_point(i, source, env);
+    // Points are generated from their index as they run; no list of indices is built.
+    let results: Vec<Result<Vec<String>, String>> = (0..shard.len(total))
+        .into_par_iter()
+        .map(|k| {
+            // A signal stops the sweep: the remaining points fail fast.
+            crate::signals::check()?;
+            let r = sweep.run_point(shard.index - 1 + k * shard.count, source, env);
             bar.inc(1);
             r
         })
         .collect();
     bar.finish_and_clear();
     results.into_iter().collect()
+}
+
+/// Without the sweep file, the shard files' names must show that every shard of one sweep is
+/// here: `shard-I-of-N.csv` for every I of one N.
+fn check_shard_names(inputs: &[(PathBuf, String)]) -> Result<(), String> {
+    let mut count = None;
+    let mut seen = std::collections::BTreeSet::new();
+    for (path, _) in inputs {
+        let Some(shard) = Shard::of_file_name(path) else {
+            return Err(format!(
+                "{}: not named shard-I-of-N.csv, so merge cannot tell whether every shard is here\n  hint: pass the sweep file with --sweep FILE to check the points against the grid",
+                path.display()
+            ));
+        };
+        match count {
+            None => count = Some(shard.count),
+            Some(n) if n != shard.count => {
+                return Err(format!(
+                    "{}: shard of {} while the other files are shards of {n}\n  hint: merge the shards of one `--shard I/N` split",
+                    path.display(),
+                    shard.count
+                ))
+            }
+            Some(_) => {}
+        }
+        seen.insert(shard.index);
+    }
+    if let Some(n) = count {
+        let absent: Vec<String> = (1..=n)
+            .filter(|i| !seen.contains(i))
+            .take(12)
+            .map(|i| format!("shard-{i}-of-{n}.csv"))
+            .collect();
+        if !absent.is_empty() {
+            return Err(format!(
+                "{} of {n} shard files given; missing: {}{}\n  hint: run every shard I/N of the sweep before merging, or pass --sweep FILE",
+                seen.len(),
+                absent.join(", "),
+                if n - seen.len() > absent.len() { " and more" } else { "" }
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// CSV bytes of a header and rows.
@@ -479,7 +598,10 @@ pub fn read_csv(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Vec<String>
 }
 
 /// Joins shard outputs into the bytes the unsharded sweep writes: same header, rows in point
-/// order. With `expected`, checks that every point 1..=expected is present exactly once.
+/// order. With `expected` (the grid's size, from the sweep file), checks that every point
+/// 1..=expected is present exactly once; without it, the shards must show themselves complete:
+/// their names `shard-I-of-N.csv` must cover every I of one N and their points must run 1..=max
+/// without a gap.
 pub fn merge(
     inputs: &[(PathBuf, String)],
     expected: Option<usize>,
@@ -523,22 +645,44 @@ pub fn merge(
             "no shard files given\n  hint: plancache merge out/shard-*.csv --out out".into(),
         );
     };
-    if let Some(n) = expected {
-        let missing: Vec<String> = (1..=n)
-            .filter(|p| !by_point.contains_key(p))
-            .map(|p| p.to_string())
-            .collect();
-        if !missing.is_empty() || by_point.len() != n {
-            return Err(format!(
-                "the shards hold {} of {n} points; missing: {}\n  hint: run every shard I/N of the sweep before merging",
-                by_point.len(),
-                if missing.len() > 12 {
-                    format!("{} and {} more", missing[..12].join(", "), missing.len() - 12)
-                } else {
-                    missing.join(", ")
-                }
-            ));
+    if expected.is_none() {
+        check_shard_names(inputs)?;
+    }
+    let n = match expected {
+        Some(n) => {
+            if let Some((&p, (_, path))) = by_point.iter().find(|(&p, _)| p == 0 || p > n) {
+                return Err(format!(
+                    "{}: point {p} is not a point of the sweep's grid (1 to {n})\n  hint: merge shards of this sweep file",
+                    path.display()
+                ));
+            }
+            n
         }
+        None => by_point.keys().next_back().copied().unwrap_or(0),
+    };
+    if by_point.len() != n {
+        // Only the first few missing points are listed, found by walking the present ones: the
+        // grid itself is never materialised.
+        let mut missing = Vec::new();
+        let mut next = 1;
+        for &p in by_point.keys().chain(std::iter::once(&(n + 1))) {
+            while next < p && missing.len() < 12 {
+                missing.push(next.to_string());
+                next += 1;
+            }
+            next = p + 1;
+        }
+        let absent = n - by_point.len();
+        return Err(format!(
+            "the shards hold {} of {n} points; missing: {}{}\n  hint: run every shard I/N of the sweep before merging",
+            by_point.len(),
+            missing.join(", "),
+            if absent > missing.len() {
+                format!(" and {} more", absent - missing.len())
+            } else {
+                String::new()
+            }
+        ));
     }
     Ok((header, by_point.into_values().map(|(r, _)| r).collect()))
 }

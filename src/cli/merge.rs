@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::sweep::write_heatmaps;
 use super::CliError;
-use crate::export::write_atomic;
+use crate::export::{write_atomic, OutputDir};
 use crate::sweep::{self, Sweep};
 
 /// Join `plancache sweep --shard I/N` outputs into one sweep.csv (identical to an unsharded run).
@@ -27,11 +27,14 @@ pub struct MergeArgs {
     /// The sweep file the shards came from: check completeness and draw the heatmap.
     #[arg(long)]
     pub sweep: Option<PathBuf>,
+    /// Most points the sweep file's grid may have (as for `plancache sweep`).
+    #[arg(long, value_name = "N", default_value_t = sweep::DEFAULT_MAX_POINTS)]
+    pub max_points: u64,
 }
 
 pub fn merge(args: MergeArgs) -> Result<(), CliError> {
     let spec = match &args.sweep {
-        Some(p) => Some(Sweep::load(p).map_err(CliError::input)?),
+        Some(p) => Some(Sweep::load_capped(p, args.max_points).map_err(CliError::input)?),
         None => None,
     };
     let mut inputs = Vec::new();
@@ -50,12 +53,16 @@ pub fn merge(args: MergeArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let bytes = sweep::to_csv(&header, &rows).map_err(CliError::failed)?;
-    write_atomic(&args.out.join("sweep.csv"), &bytes).map_err(CliError::input)?;
+    let bytes = sweep::to_csv(&header, &rows).map_err(CliError::input)?;
+    // The same output transaction as `plancache sweep` (and the same kind: a merge replaces a
+    // sweep's output in that directory).
+    let out = OutputDir::begin(&args.out, "sweep").map_err(CliError::input)?;
+    write_atomic(&out.path().join("sweep.csv"), &bytes).map_err(CliError::input)?;
     let mut maps = 0;
     if let Some(s) = &spec {
-        maps = write_heatmaps(s, &header, &rows, &args.out).map_err(CliError::failed)?;
+        maps = write_heatmaps(s, &header, &rows, out.path()).map_err(CliError::input)?;
     }
+    out.commit().map_err(CliError::input)?;
     eprintln!(
         "wrote {} ({} points from {} shard file(s){})",
         args.out.join("sweep.csv").display(),

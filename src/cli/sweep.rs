@@ -8,7 +8,7 @@ use super::common::{cache_config, price_table};
 use super::CliError;
 use crate::chart::{self, heatmap};
 use crate::engine::ReplayEnv;
-use crate::export::write_atomic;
+use crate::export::{write_atomic, OutputDir};
 use crate::sweep::{self, Generated, Shard, Sweep};
 
 /// Run a parameter grid over generated sessions (in parallel) and draw the break-even heatmap.
@@ -38,10 +38,13 @@ pub struct SweepArgs {
     /// Cache model parameters (see `plancache run --help`).
     #[arg(long)]
     pub cache_config: Option<PathBuf>,
+    /// Most points the grid may have.
+    #[arg(long, value_name = "N", default_value_t = sweep::DEFAULT_MAX_POINTS)]
+    pub max_points: u64,
 }
 
 pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
-    let spec = Sweep::load(&args.file).map_err(CliError::input)?;
+    let spec = Sweep::load_capped(&args.file, args.max_points).map_err(CliError::input)?;
     let env = ReplayEnv {
         prices: price_table(args.pricing.as_deref())?,
         caches: cache_config(args.cache_config.as_deref())?,
@@ -50,7 +53,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
     let shard = args.shard.unwrap_or_else(Shard::all);
     let rows = sweep::run(&spec, shard, &Generated::default(), &env).map_err(CliError::input)?;
     let header = spec.header();
-    let bytes = sweep::to_csv(&header, &rows).map_err(CliError::failed)?;
+    let bytes = sweep::to_csv(&header, &rows).map_err(CliError::input)?;
     if args.shard.is_some() {
         let path = args
             .out
@@ -64,8 +67,12 @@ pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
         );
         return Ok(());
     }
-    write_atomic(&args.out.join("sweep.csv"), &bytes).map_err(CliError::input)?;
-    let n = write_heatmaps(&spec, &header, &rows, &args.out).map_err(CliError::failed)?;
+    // One transaction: sweep.csv and its heatmaps appear together or not at all, and heatmaps
+    // of an earlier sweep with more facets are removed.
+    let out = OutputDir::begin(&args.out, "sweep").map_err(CliError::input)?;
+    write_atomic(&out.path().join("sweep.csv"), &bytes).map_err(CliError::input)?;
+    let n = write_heatmaps(&spec, &header, &rows, out.path()).map_err(CliError::input)?;
+    out.commit().map_err(CliError::input)?;
     eprintln!(
         "wrote {} ({} points{})",
         args.out.display(),
