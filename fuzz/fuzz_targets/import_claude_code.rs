@@ -1,0 +1,7 @@
+//! Fuzz target `import_claude_code`: see `fuzz/harness.rs` and docs/robustness.md.
+#![no_main]
+
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::import_claude_code(data));

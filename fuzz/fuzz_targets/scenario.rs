@@ -1,0 +1,7 @@
+//! Fuzz target `scenario`: see `fuzz/harness.rs` and docs/robustness.md.
+#![no_main]
+
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::scenario(data));

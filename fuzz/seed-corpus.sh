@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Fills fuzz/corpus/<target>/ with the bundled files each loader reads (the seed corpus).
+set -euo pipefail
+cd "$(dirname "$0")"
+root=..
+mk() { mkdir -p "corpus/$1"; }
+mk scenario; cp "$root"/scenarios/*.toml "$root"/tests/fixtures/*.toml corpus/scenario/
+mk import_claude_code
+for f in "$root"/tests/fixtures/transcripts/*.jsonl; do
+  case "$f" in *codex*) ;; *) cp "$f" corpus/import_claude_code/ ;; esac
+done
+mk import_codex; cp "$root"/tests/fixtures/transcripts/codex*.jsonl corpus/import_codex/
+mk config_pricing
+cp "$root"/data/pricing.toml corpus/config_pricing/pricing-only.toml
+sed -i '1i ---' corpus/config_pricing/pricing-only.toml
+# The documented example of docs/cache-models.md, alone and with the bundled prices.
+sed -n '/^## `--cache-config FILE`/,/^## /p' "$root"/docs/cache-models.md \
+  | sed -n '/^```toml/,/^```/p' | sed '1d;$d' > corpus/config_pricing/config-only.toml
+{ cat corpus/config_pricing/config-only.toml; printf '\n---\n'; cat "$root"/data/pricing.toml; } \
+  > corpus/config_pricing/config-and-pricing.toml
+mk baseline
+for d in "$root"/results/*/; do
+  [ -f "$d/summary.csv" ] && cp "$d/summary.csv" "corpus/baseline/$(basename "$d")-summary.csv"
+done
+[ -f "$root/results/summary.csv" ] && cp "$root/results/summary.csv" corpus/baseline/summary.csv
+mk sweep; cp "$root"/sweeps/*.toml corpus/sweep/
+for d in "$root"/results/*/; do
+  [ -f "$d/sweep.csv" ] && { cat "$root"/sweeps/*.toml | head -c 4000; printf '\n---\n'; head -c 4000 "$d/sweep.csv"; } > "corpus/sweep/with-csv-$(basename "$d").txt"
+done
+ls corpus/* | head -100
