@@ -6,9 +6,6 @@ use clap::Parser;
 fn main() -> ExitCode {
     restore_default_sigpipe();
     quiet_output_error_panics();
-    if let Err(e) = plancache::signals::install() {
-        eprintln!("warning: {e}");
-    }
     let outcome = std::panic::catch_unwind(|| {
         let cli = match plancache::cli::Cli::try_parse() {
             Ok(cli) => cli,
@@ -31,10 +28,12 @@ fn main() -> ExitCode {
     };
     // Buffered standard output is flushed here, where an error can still change the exit code.
     let flushed = std::io::stdout().flush();
-    if let Some(sig) = plancache::signals::received() {
+    // A signal that arrived once the work was complete changes nothing; one that stopped it ends
+    // with 128 + its number, as a shell reports a killed process.
+    if let (Some(sig), Err(_)) = (plancache::signals::received(), &result) {
         let _ = writeln!(
             std::io::stderr(),
-            "error: interrupted; output files of this run were not written (the previous output is unchanged)"
+            "error: interrupted; the files of this run were not written (earlier output is unchanged)"
         );
         return ExitCode::from(plancache::signals::exit_code(sig));
     }

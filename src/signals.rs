@@ -3,6 +3,7 @@
 //! leave the previous output as it was. A second signal ends the process at once.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -11,8 +12,15 @@ static RECEIVED: AtomicUsize = AtomicUsize::new(0);
 /// Set with the first signal; arms the immediate exit on the second.
 static ARMED: AtomicBool = AtomicBool::new(false);
 
-/// Installs the handlers (once, at start-up; later calls add nothing harmful but are not needed).
+/// Installs the handlers, once per process (later calls do nothing). Writers call this before
+/// they create their first temporary file: until then a signal ends the process as usual (nothing
+/// is on disk yet), from then on it only sets the flag.
 pub fn install() -> Result<(), String> {
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    INSTALLED.get_or_init(register).clone()
+}
+
+fn register() -> Result<(), String> {
     for sig in [SIGINT, SIGTERM] {
         // The shutdown goes first: it fires only once ARMED was set by an earlier signal.
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, &ARMED)

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
-use super::write_atomic;
+use super::write_atomic_uninterrupted;
 
 /// Prefix of staging directories; anything starting with it is ours to remove.
 const STAGING_PREFIX: &str = ".plancache-staging-";
@@ -31,6 +31,7 @@ pub struct OutputDir {
 impl OutputDir {
     /// Starts writing a `kind` output (a short name: `report`, `sweep`, ...) into `target`.
     pub fn begin(target: &Path, kind: &'static str) -> Result<OutputDir, String> {
+        crate::signals::install()?;
         crate::signals::check()?;
         let created_target = !target.exists();
         std::fs::create_dir_all(target)
@@ -93,7 +94,7 @@ impl OutputDir {
             text.push_str(&rel.to_string_lossy());
             text.push('\n');
         }
-        write_atomic(&manifest, text.as_bytes())?;
+        write_atomic_uninterrupted(&manifest, text.as_bytes())?;
         let _ = std::fs::remove_dir_all(&self.staging);
         self.committed = true;
         Ok(files.into_iter().map(|r| self.target.join(r)).collect())

@@ -63,7 +63,30 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&Path) -> Result<(), String>,
 ) -> Result<(), String> {
+    crate::signals::install()?;
     crate::signals::check().map_err(|e| format!("{}: not written: {e}", path.display()))?;
+    write_through_temp(path, write, true)
+}
+
+/// [`write_atomic`] that finishes even when a signal arrived: for the last step of a transaction
+/// whose other steps already happened.
+pub(crate) fn write_atomic_uninterrupted(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_through_temp(
+        path,
+        |tmp| {
+            let mut f = std::fs::File::create(tmp).map_err(|e| e.to_string())?;
+            f.write_all(bytes).map_err(|e| e.to_string())?;
+            f.sync_all().map_err(|e| e.to_string())
+        },
+        false,
+    )
+}
+
+fn write_through_temp(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+    interruptible: bool,
+) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -77,7 +100,13 @@ pub fn write_atomic_with(
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
     let tmp = dir.join(format!(".{name}.tmp-{}.{ext}", std::process::id()));
     let result = write(&tmp)
-        .and_then(|()| crate::signals::check())
+        .and_then(|()| {
+            if interruptible {
+                crate::signals::check()
+            } else {
+                Ok(())
+            }
+        })
         .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()))
         .map_err(|e| format!("{}: cannot write: {e}", path.display()));
     if result.is_err() {
