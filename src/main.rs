@@ -75,7 +75,10 @@ fn output_error(text: &str) -> Option<String> {
 fn quiet_output_error_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if info.payload_as_str().and_then(output_error).is_none() {
+        if payload_text(info.payload())
+            .and_then(output_error)
+            .is_none()
+        {
             default(info);
         }
     }));

@@ -120,8 +120,8 @@ pub(super) fn price(
 /// range), named at `place`.
 fn whole_ms(ms: f64, what: &str, place: &dyn Fn() -> String) -> Result<u64, ReplayError> {
     let rounded = ms.round();
-    // 2^64 is exactly representable; anything at or above it does not fit.
-    if rounded.is_finite() && rounded >= 0.0 && rounded < 18_446_744_073_709_551_616.0 {
+    // 2^64 is exactly representable; anything at or above it does not fit (NaN is in no range).
+    if (0.0..18_446_744_073_709_551_616.0).contains(&rounded) {
         Ok(rounded as u64)
     } else {
         Err(ReplayError {

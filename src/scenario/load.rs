@@ -84,6 +84,17 @@ fn check_sizes(value: &toml::Value, at: &mut String, path: &Path) -> Result<(), 
                     at.push('.');
                 }
                 at.push_str(key);
+                if let toml::Value::Float(x) = v {
+                    // The format's only floats are rates (`timing.decode_tokens_per_s`).
+                    if !x.is_finite() || *x <= 0.0 {
+                        return Err(ScenarioError::new(
+                            path,
+                            Some(at.clone()),
+                            format!("`{x}` is not a positive finite number"),
+                        )
+                        .with_hint("rates are numbers such as 60.0"));
+                    }
+                }
                 if let toml::Value::Integer(n) = v {
                     if key.ends_with("tokens") && *n > MAX_TOKENS {
                         return Err(ScenarioError::new(
@@ -455,6 +466,19 @@ mod tests {
             Some("steps[2].assistant.calls[1].result_tokens")
         );
         assert!(err.message.contains("4000000000 tokens"), "{}", err.message);
+    }
+
+    #[test]
+    fn non_finite_or_negative_rates_are_rejected_with_their_path() {
+        for bad in ["nan", "inf", "-inf", "-5.0", "0.0"] {
+            let text = format!("name = \"x\"\nmodel = \"m\"\nsystem = {{ tokens = 10 }}\ntools = []\n[timing]\ndecode_tokens_per_s = {bad}\n[[steps]]\nuser = \"hi\"\n");
+            let err = load_str(&text, Path::new("s.toml")).unwrap_err();
+            assert_eq!(
+                err.place.as_deref(),
+                Some("timing.decode_tokens_per_s"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
