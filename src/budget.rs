@@ -89,18 +89,38 @@ impl Budget {
     /// Checks a scenario built in memory (generated, imported or written by a library caller);
     /// places are paths into the document as `plancache generate` would write it.
     pub fn check_scenario(self, scenario: &Scenario, file: &Path) -> Result<(), ScenarioError> {
-        let doc = toml::Value::try_from(scenario).map_err(|e| {
-            ScenarioError::new(
-                file,
-                None,
-                format!("cannot represent the scenario as TOML: {e}"),
-            )
+        // Through JSON: TOML integers stop at i64::MAX, and a scenario may carry a larger seed.
+        let json = serde_json::to_value(scenario).map_err(|e| {
+            ScenarioError::new(file, None, format!("cannot represent the scenario: {e}"))
         })?;
-        self.check_document(&doc, file)
+        self.check_document(&json_to_toml(json), file)
     }
 }
 
 static CURRENT: RwLock<Budget> = RwLock::new(Budget::DEFAULT);
+
+/// The same document as TOML values (what [`Budget::check_document`] walks); integers beyond
+/// `i64` saturate (only sizes are counted, and those are `u32`), nulls (absent options) vanish.
+fn json_to_toml(v: serde_json::Value) -> toml::Value {
+    use serde_json::Value as J;
+    match v {
+        J::Null => toml::Value::Table(toml::Table::new()),
+        J::Bool(b) => toml::Value::Boolean(b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None if n.as_u64().is_some() => toml::Value::Integer(i64::MAX),
+            None => toml::Value::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        J::String(s) => toml::Value::String(s),
+        J::Array(a) => toml::Value::Array(a.into_iter().map(json_to_toml).collect()),
+        J::Object(o) => toml::Value::Table(
+            o.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, json_to_toml(v)))
+                .collect(),
+        ),
+    }
+}
 
 /// Checks a scenario against the process-wide budget ([`Budget::current`]).
 pub fn check_scenario(scenario: &Scenario, file: &Path) -> Result<(), ScenarioError> {
