@@ -30,8 +30,9 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Most tokens of distinct content one session may declare (the resource budget; see
-    /// docs/robustness.md).
-    #[arg(long, global = true, value_name = "N")]
+    /// docs/robustness.md). At most 4294967295, so every size fits the 32-bit token counts.
+    #[arg(long, global = true, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=u64::from(u32::MAX)))]
     pub max_session_tokens: Option<u64>,
     /// Most steps of one session, subagents' included.
     #[arg(long, global = true, value_name = "N")]
