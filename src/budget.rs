@@ -122,6 +122,36 @@ fn json_to_toml(v: serde_json::Value) -> toml::Value {
     }
 }
 
+/// Largest input file plancache reads: 4 bytes per token of the session budget (100 MB by
+/// default), so `/dev/zero` or a runaway file is an error rather than an endless allocation.
+pub fn max_input_bytes() -> u64 {
+    Budget::current().max_session_tokens.saturating_mul(4)
+}
+
+/// Reads a text input (scenario, sweep file, shard) of at most [`max_input_bytes`]; works on
+/// pipes too (`<(...)`). `what` names the kind of file in the message, which does not repeat the
+/// path (callers put it first).
+pub fn read_text(path: &Path, what: &str) -> Result<String, String> {
+    use std::io::Read;
+    let limit = max_input_bytes();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {what}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {what}: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "the {what} is larger than {limit} bytes (4 per token of the session budget; raise it with `{TOKENS_FLAG} N`)"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "cannot read {what}: not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
 /// Checks a scenario against the process-wide budget ([`Budget::current`]).
 pub fn check_scenario(scenario: &Scenario, file: &Path) -> Result<(), ScenarioError> {
     Budget::current().check_scenario(scenario, file)

@@ -146,8 +146,8 @@ impl Sweep {
 
     /// Reads a sweep file whose grid may have at most `max_points` points.
     pub fn load_capped(path: &Path, max_points: u64) -> Result<Sweep, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read sweep file: {e}", path.display()))?;
+        let text = crate::budget::read_text(path, "sweep file")
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         Sweep::parse_capped(&text, path, max_points)
     }
 

@@ -594,3 +594,29 @@ fn generator_parameters_at_their_limits_are_refused_not_aborted() {
     let o = run(&["generate", "--params", s(&params)]);
     bad_input(&o, &["invalid generator parameters", "--max-"]);
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_endless_input_file_is_refused_at_the_size_limit() {
+    // /dev/zero never ends: reading stops one byte past 4 bytes per token of the budget.
+    let o = run(&["--max-session-tokens", "1000", "run", "/dev/zero"]);
+    bad_input(
+        &o,
+        &[
+            "/dev/zero",
+            "larger than 4000 bytes",
+            "--max-session-tokens",
+        ],
+    );
+    let o = run(&["--max-session-tokens", "1000", "sweep", "/dev/zero"]);
+    bad_input(&o, &["/dev/zero", "sweep file", "larger than 4000 bytes"]);
+    let o = run(&[
+        "--max-session-tokens",
+        "1000",
+        "merge",
+        "/dev/zero",
+        "--out",
+        "/nonexistent/x",
+    ]);
+    bad_input(&o, &["/dev/zero", "shard", "larger than 4000 bytes"]);
+}

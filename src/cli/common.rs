@@ -51,9 +51,9 @@ pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
     let mut tokenizers: Vec<Arc<Tokenizer>> = Vec::new();
     let mut sessions = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::budget::read_text(path, "scenario").map_err(|e| {
             CliError::input(format!(
-                "{}: cannot read scenario: {e}\n  hint: check the path; with no argument plancache reads scenarios/*.toml",
+                "{}: {e}\n  hint: check the path; with no argument plancache reads scenarios/*.toml",
                 path.display()
             ))
         })?;

@@ -79,8 +79,8 @@ fn parse_range(s: &str) -> Result<(u32, u32), String> {
 fn params(args: &GenerateArgs) -> Result<GeneratorParams, CliError> {
     let mut p = match &args.params {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::input(format!("{}: cannot read: {e}", path.display())))?;
+            let text = crate::budget::read_text(path, "parameters file")
+                .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
             toml::from_str::<GeneratorParams>(&text).map_err(|e| {
                 CliError::input(format!(
                     "{}: {}\n  hint: `plancache generate --print-params` shows every field",

@@ -39,8 +39,8 @@ pub fn merge(args: MergeArgs) -> Result<(), CliError> {
     };
     let mut inputs = Vec::new();
     for p in &args.shards {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| CliError::input(format!("{}: cannot read shard: {e}", p.display())))?;
+        let text = crate::budget::read_text(p, "shard")
+            .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
         inputs.push((p.clone(), text));
     }
     let (header, rows) =

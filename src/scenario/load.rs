@@ -50,8 +50,8 @@ impl ScenarioError {
 
 /// Reads and structurally validates a scenario file.
 pub fn load_file(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioError::new(path, None, format!("cannot read scenario: {e}"))
+    let text = crate::budget::read_text(path, "scenario").map_err(|e| {
+        ScenarioError::new(path, None, e)
             .with_hint("check the path; `plancache run` with no argument replays scenarios/*.toml")
     })?;
     load_str(&text, path)

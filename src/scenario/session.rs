@@ -237,8 +237,8 @@ impl Session {
 
     /// Reads, validates and prepares a scenario file.
     pub fn load(path: &Path, tokenizer: Option<Arc<Tokenizer>>) -> Result<Self, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ScenarioError::new(path, None, format!("cannot read scenario: {e}")).with_hint(
+        let text = crate::budget::read_text(path, "scenario").map_err(|e| {
+            ScenarioError::new(path, None, e).with_hint(
                 "check the path; `plancache run` with no argument replays scenarios/*.toml",
             )
         })?;
