@@ -5,11 +5,23 @@ cd "$(dirname "$0")"
 root=..
 mk() { mkdir -p "corpus/$1"; }
 mk scenario; cp "$root"/scenarios/*.toml "$root"/tests/fixtures/*.toml corpus/scenario/
+# Transcripts are cut into windows of 24 records (at most 16 KB each): small inputs mutate fast,
+# and a window still holds whole requests with their usage.
+windows() {
+  local f=$1 dir=$2 n
+  n=$(wc -l < "$f")
+  for start in $(seq 1 24 "$n"); do
+    sed -n "${start},$((start + 23))p" "$f" > "$dir/.window"
+    head -c 16384 "$dir/.window" > "$dir/$(basename "$f" .jsonl)-$start.jsonl"
+    rm "$dir/.window"
+  done
+}
 mk import_claude_code
 for f in "$root"/tests/fixtures/transcripts/*.jsonl; do
-  case "$f" in *codex*) ;; *) cp "$f" corpus/import_claude_code/ ;; esac
+  case "$f" in *codex*) ;; *) windows "$f" corpus/import_claude_code ;; esac
 done
-mk import_codex; cp "$root"/tests/fixtures/transcripts/codex*.jsonl corpus/import_codex/
+mk import_codex
+for f in "$root"/tests/fixtures/transcripts/codex*.jsonl; do windows "$f" corpus/import_codex; done
 mk config_pricing
 cp "$root"/data/pricing.toml corpus/config_pricing/pricing-only.toml
 sed -i '1i ---' corpus/config_pricing/pricing-only.toml
@@ -27,4 +39,4 @@ mk sweep; cp "$root"/sweeps/*.toml corpus/sweep/
 for d in "$root"/results/*/; do
   [ -f "$d/sweep.csv" ] && { cat "$root"/sweeps/*.toml | head -c 4000; printf '\n---\n'; head -c 4000 "$d/sweep.csv"; } > "corpus/sweep/with-csv-$(basename "$d").txt"
 done
-ls corpus/* | head -100
+ls corpus
