@@ -4,4 +4,4 @@
 #[path = "../harness.rs"]
 mod harness;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::config_pricing(data));
+libfuzzer_sys::fuzz_target!(init: harness::init(), |data: &[u8]| harness::config_pricing(data));
