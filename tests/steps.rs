@@ -501,3 +501,30 @@ cache = ["anthropic"]
     let e = Sweep::parse(&bad, Path::new("keepalive.toml")).unwrap_err();
     assert!(e.contains("[grid] keepalive"), "{e}");
 }
+
+#[test]
+fn the_schema_describes_the_new_steps() {
+    let schema = plancache::cli::scenario_schema();
+    let v: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    let steps = v["$defs"]["Step"].to_string();
+    for key in ["edit_system", "reorder_tools", "replace_tool"] {
+        assert!(steps.contains(&format!("\"{key}\"")), "{key} missing");
+    }
+    let wait = v["$defs"]["WaitTable"]["properties"].to_string();
+    assert!(wait.contains("\"keepalive\"") && wait.contains("\"duration\""));
+    let compact = v["$defs"]["Compact"]["properties"].to_string();
+    for key in ["instruction_tokens", "request", "tools"] {
+        assert!(compact.contains(&format!("\"{key}\"")), "{key} missing");
+    }
+    let edit = v["$defs"]["SystemEdit"]["properties"].to_string();
+    for key in [
+        "block",
+        "patch_at",
+        "patch_tokens",
+        "tokens",
+        "text",
+        "file",
+    ] {
+        assert!(edit.contains(&format!("\"{key}\"")), "{key} missing");
+    }
+}

@@ -592,7 +592,7 @@ struct WaitTable {
     keepalive: Option<Duration>,
 }
 
-/// What the JSON schema shows for a wait: a duration, or the table.
+/// A wait as written: a duration (`"7m"`), or `{ duration = "7m", keepalive = "4m30s" }`.
 #[allow(dead_code)]
 #[derive(JsonSchema)]
 #[serde(untagged)]
