@@ -19,7 +19,7 @@ use plancache::cache::{self, CacheConfig};
 use plancache::engine::{self, Replay, ReplayEnv};
 use plancache::metrics::RequestRow;
 use plancache::prompt::Ttl;
-use plancache::scenario::{load_str, Session, Step, SystemEdit};
+use plancache::scenario::{load_str, Session, Step, SystemEdit, WaitDuration};
 use plancache::strategy::{self, PermissionMode};
 use plancache::sweep::{Generated, Shard, Sweep};
 
@@ -258,6 +258,22 @@ fn compaction_without_tools_matches_nothing_cached() {
     let r = replay(&s, "anthropic");
     assert_row(&r.rows[3], 15_772, 0, 15_772, 0.130_632);
     assert_eq!(r.rows[4].cached_tokens, 12_084);
+
+    // A keep-alive wait right after the compaction pings nothing: the restarted conversation
+    // has sent nothing yet (the summarisation prompt is not its prefix).
+    let mut waiting = load("compact-summary");
+    waiting.scenario.steps.insert(
+        5,
+        Step::Wait(WaitDuration(
+            Duration::from_secs(5 * 60),
+            Some(Duration::from_secs(60)),
+        )),
+    );
+    let r = replay(&waiting, "anthropic");
+    assert_eq!(
+        kinds(&r),
+        ["reply", "reply", "reply", "compaction", "reply"]
+    );
 
     // `request = false`: no request of its own (4 rows), the summary still replaces the history.
     let Step::Compact(c) = &mut s.scenario.steps[4] else {

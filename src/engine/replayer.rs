@@ -555,7 +555,10 @@ impl Replayer<'_> {
         )?;
         row.kind = kind.to_string();
         self.out.rows.push(row);
-        stream.sent_model = Some(request.model);
+        // A compaction's prompt is not the conversation's: nothing of the restarted
+        // conversation is sent yet, so there is nothing for pings to re-send until its first
+        // request.
+        stream.sent_model = (kind != COMPACTION).then_some(request.model);
         stream.last_sent_at_ms = request.sent_at_ms;
         stream.keep_sent(request.segments);
         Ok(())
@@ -566,7 +569,8 @@ impl Replayer<'_> {
     /// that moment has already passed), the harness re-sends the stream's last request
     /// unchanged (same segments, same model) with `max_tokens = 1`. Each ping is a priced
     /// request of kind `keepalive` (1 output token); its reply is discarded, and the human's
-    /// clock is not moved. A stream that has sent nothing has nothing to keep warm.
+    /// clock is not moved. A stream that has sent nothing since it started or was compacted has
+    /// nothing to keep warm.
     fn keepalive(
         &mut self,
         at: &At,
