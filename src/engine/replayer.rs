@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::edits;
 use super::price::{price, REPLY};
 use super::stream::{AgentStream, Stream};
 use super::{Replay, ReplayEnv, ReplayError};
@@ -12,7 +13,7 @@ use crate::plan_mode::{
     TraceEntry, Transition,
 };
 use crate::prompt::{Level, Request, RequestSettings, Role, Segment, TokenSource};
-use crate::scenario::{AgentSpec, Content, Session, Step, Target, Tool, Turn};
+use crate::scenario::{AgentSpec, Content, Session, Step, Target, Turn};
 use crate::strategy::Strategy;
 
 /// `kind` of a keep-alive ping.
@@ -32,11 +33,11 @@ fn content_source(c: &Content) -> Option<TokenSource> {
 
 /// Where a step sits, for errors, labels and the trace.
 #[derive(Clone)]
-struct At {
+pub(super) struct At {
     /// Main-stream step index (0-based).
     step: usize,
     /// `file: step 7 (line 42)`, plus `, agent X step k` inside a subagent.
-    place: String,
+    pub(super) place: String,
     /// Unique label prefix for segments made at this step (`step7` or `step7:explore-1:2`).
     label: String,
 }
@@ -395,52 +396,8 @@ impl Replayer<'_> {
                 );
             }
             Step::EditSystem(edit) => {
-                let k = edit.block.wrapping_sub(1);
-                let original = session.system.get(k).cloned().ok_or_else(|| ReplayError {
-                    place: at.place.clone(),
-                    message: format!(
-                        "edit_system block {} does not exist: the system prompt has {} block(s)",
-                        edit.block,
-                        session.system.len()
-                    ),
-                    hint: "number the blocks of `system` from 1".into(),
-                })?;
-                let current = main.system_block(&original);
-                let (seg, decision) = match (edit.replacement(), edit.patch_at, edit.patch_tokens) {
-                    (Some(content), _, _) => {
-                        let seg = session
-                            .system_replacement(k, &content, original.breakpoint, at.step)
-                            .map_err(|e| scenario_err(at, e))?;
-                        let d = format!("block replaced ({} tokens)", seg.len());
-                        (seg, d)
-                    }
-                    (None, Some(p), Some(n)) => {
-                        let seg = session
-                            .system_patch(&current, p, n, at.step)
-                            .ok_or_else(|| ReplayError {
-                                place: at.place.clone(),
-                                message: format!(
-                                    "the patch spans tokens {p}..{} but system block {} has {} tokens",
-                                    u64::from(p) + u64::from(n),
-                                    edit.block,
-                                    current.len()
-                                ),
-                                hint: "keep patch_at + patch_tokens within the block".into(),
-                            })?;
-                        (
-                            seg,
-                            format!("tokens {p}..{} patched", u64::from(p) + u64::from(n)),
-                        )
-                    }
-                    _ => return Err(ReplayError {
-                        place: at.place.clone(),
-                        message: "edit_system needs a replacement or a patch".into(),
-                        hint:
-                            "e.g. edit_system = { block = 1, patch_at = 1830, patch_tokens = 12 }"
-                                .into(),
-                    }),
-                };
-                main.edit_system_block(&original, seg);
+                let decision =
+                    edits::edit_system(session, main, edit, at.step).map_err(|e| e.at(at))?;
                 record(
                     trace,
                     at,
@@ -452,28 +409,7 @@ impl Replayer<'_> {
                 );
             }
             Step::ReorderTools(names) => {
-                let slots: Vec<usize> = main
-                    .tools
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| names.contains(&t.name))
-                    .map(|(i, _)| i)
-                    .collect();
-                let moved: Vec<Tool> = names
-                    .iter()
-                    .filter_map(|n| main.tools.iter().find(|t| t.name == *n).cloned())
-                    .collect();
-                if slots.len() != names.len() || moved.len() != names.len() {
-                    return Err(ReplayError {
-                        place: at.place.clone(),
-                        message: "reorder_tools names a tool that is not offered, or one twice"
-                            .into(),
-                        hint: "list distinct tools in force at this step".into(),
-                    });
-                }
-                for (slot, tool) in slots.into_iter().zip(moved) {
-                    main.tools[slot] = tool;
-                }
+                edits::reorder_tools(main, names).map_err(|e| e.at(at))?;
                 record(
                     trace,
                     at,
@@ -485,18 +421,8 @@ impl Replayer<'_> {
                 );
             }
             Step::ReplaceTool(def) => {
-                let Some(pos) = main.tools.iter().position(|t| t.name == def.name) else {
-                    return Err(ReplayError {
-                        place: at.place.clone(),
-                        message: format!("replace_tool `{}`: no such tool is offered", def.name),
-                        hint: "add it with add_tool instead".into(),
-                    });
-                };
-                let tool = session
-                    .replaced_tool(def, &main.tools[pos], at.step)
-                    .map_err(|e| scenario_err(at, e))?;
-                let size = tool.segment.len();
-                main.tools[pos] = tool;
+                let size =
+                    edits::replace_tool(session, main, def, at.step).map_err(|e| e.at(at))?;
                 record(
                     trace,
                     at,
