@@ -193,7 +193,16 @@ impl Tally<'_> {
 
     /// Adds one step at `place`.
     pub fn add_step(&mut self, place: impl FnOnce() -> String) -> Result<(), ScenarioError> {
-        self.steps += 1;
+        self.add_steps(1, place)
+    }
+
+    /// Adds `n` steps (or requests a step makes, such as keep-alive pings) at `place`.
+    pub fn add_steps(
+        &mut self,
+        n: u64,
+        place: impl FnOnce() -> String,
+    ) -> Result<(), ScenarioError> {
+        self.steps = self.steps.saturating_add(n);
         if self.steps > self.budget.max_steps {
             return Err(self.over(
                 place(),
@@ -253,6 +262,26 @@ fn walk(value: &toml::Value, at: &mut String, tally: &mut Tally<'_>) -> Result<(
                     toml::Value::Array(items) if key == "steps" => {
                         for i in 0..items.len() {
                             tally.add_step(|| format!("{at}[{}]", i + 1))?;
+                        }
+                    }
+                    toml::Value::Table(w) if key == "wait" => {
+                        // Each keep-alive ping is a request: a long wait with a short interval
+                        // would replay for ever.
+                        let duration = |k: &str| {
+                            w.get(k)
+                                .and_then(toml::Value::as_str)
+                                .and_then(|d| humantime::parse_duration(d).ok())
+                        };
+                        if let (Some(total), Some(every)) =
+                            (duration("duration"), duration("keepalive"))
+                        {
+                            if !every.is_zero() {
+                                let pings = total.as_nanos() / every.as_nanos();
+                                tally
+                                    .add_steps(u64::try_from(pings).unwrap_or(u64::MAX), || {
+                                        format!("{at}.keepalive ({pings} pings)")
+                                    })?;
+                            }
                         }
                     }
                     toml::Value::Array(items) if key == "agents" => {
@@ -323,6 +352,23 @@ mod tests {
         let e = b.check_document(&d, Path::new("s.toml")).unwrap_err();
         assert_eq!(e.place.as_deref(), Some("steps[2].agents[1]"));
         assert!(e.hint.unwrap().contains(STREAMS_FLAG));
+    }
+
+    #[test]
+    fn keepalive_pings_count_as_steps() {
+        let b = Budget {
+            max_steps: 1000,
+            ..Budget::DEFAULT
+        };
+        // 10 days / 1 s = 864000 pings, far above 1000 steps; 1 h / 4 m = 15 pings is fine.
+        let d = doc("[[steps]]\nwait = { duration = \"10days\", keepalive = \"1s\" }\n");
+        let e = b.check_document(&d, Path::new("s.toml")).unwrap_err();
+        assert_eq!(
+            e.place.as_deref(),
+            Some("steps[1].wait.keepalive (864000 pings)")
+        );
+        let d = doc("[[steps]]\nwait = { duration = \"1h\", keepalive = \"4m\" }\n");
+        assert!(b.check_document(&d, Path::new("s.toml")).is_ok());
     }
 
     #[test]

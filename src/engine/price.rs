@@ -13,6 +13,9 @@ use crate::scenario::Session;
 /// (charts and summaries add them up).
 const MAX_REQUEST_COST_USD: f64 = 1e12;
 
+/// `kind` of a request made by an assistant step.
+pub(super) const REPLY: &str = "reply";
+
 /// Prices one request against the cache and advances the stream's clock past the reply.
 pub(super) fn price(
     request: &Request,
@@ -112,6 +115,7 @@ pub(super) fn price(
         cache_creation_5m_tokens: outcome.write_5m_tokens,
         cache_creation_1h_tokens: outcome.write_1h_tokens,
         cache_read_input_tokens: outcome.cached_tokens,
+        kind: REPLY.to_string(),
     })
 }
 
