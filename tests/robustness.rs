@@ -620,3 +620,20 @@ fn an_endless_input_file_is_refused_at_the_size_limit() {
     ]);
     bad_input(&o, &["/dev/zero", "shard", "larger than 4000 bytes"]);
 }
+
+#[test]
+fn keepalive_pings_of_a_long_wait_are_refused_by_the_step_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3650 days / 1 ms = 315360000000 pings, each a request: far above 100000 steps.
+    let body = format!("{HEAD}[[steps]]\nuser = {{ tokens = 5 }}\n[[steps]]\nassistant = {{ tokens = 5 }}\n[[steps]]\nwait = {{ duration = \"3650days\", keepalive = \"1ms\" }}\n[[steps]]\nuser = {{ tokens = 5 }}\n[[steps]]\nassistant = {{ tokens = 5 }}\n");
+    let f = write(dir.path(), "pings.toml", &body);
+    let o = run(&["run", s(&f)]);
+    bad_input(
+        &o,
+        &[
+            "pings.toml",
+            "steps[3].wait.keepalive (315360000000 pings)",
+            "--max-steps",
+        ],
+    );
+}
