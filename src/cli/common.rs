@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::CliError;
-use crate::cache::{CacheConfig, PriceTable};
+use crate::cache::pricing::did_you_mean;
+use crate::cache::{CacheConfig, ModelPrice, PriceTable};
 use crate::prompt::Tokenizer;
 use crate::scenario::Session;
 
@@ -79,11 +80,194 @@ pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
 
 /// The bundled price table, plus a user file when given.
 pub fn price_table(file: Option<&Path>) -> Result<PriceTable, CliError> {
+    prices(file, None)
+}
+
+/// The bundled price table, plus a user file, plus `--price` for models the table lacks.
+pub fn prices(file: Option<&Path>, price: Option<&ModelPrice>) -> Result<PriceTable, CliError> {
     let mut table = PriceTable::bundled();
     if let Some(f) = file {
         table.merge_file(f).map_err(CliError::input)?;
     }
+    if let Some(p) = price {
+        table.set_fallback(p.clone());
+    }
     Ok(table)
+}
+
+/// Every model id a scenario names (session model, plan model, turn and subagent models).
+pub fn scenario_models(session: &Session) -> Vec<String> {
+    let sc = &session.scenario;
+    let mut out = vec![sc.model.clone()];
+    out.extend(sc.plan_model.clone());
+    fn walk(steps: &[crate::scenario::Step], out: &mut Vec<String>) {
+        for step in steps {
+            match step {
+                crate::scenario::Step::Assistant(turn) => out.extend(turn.model.clone()),
+                crate::scenario::Step::Agents(agents) => {
+                    for a in agents {
+                        out.extend(a.model.clone());
+                        walk(&a.steps, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&sc.steps, &mut out);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Checks that the price table knows every model the sessions use (with a "did you mean"
+/// and the `--price` escape hatch), and pins aliases and dated ids so every cache model finds
+/// their minimums.
+pub fn check_models(sessions: &[Session], prices: &mut PriceTable) -> Result<(), CliError> {
+    for session in sessions {
+        let models = scenario_models(session);
+        for m in &models {
+            if prices.get(m).is_none() {
+                return Err(CliError::input(format!(
+                    "{}: {}\n  hint: fix the id, add the model with --pricing FILE (docs/pricing.md), or price it with --price input=USD,output=USD",
+                    session.path.display(),
+                    prices.unknown_model(m)
+                )));
+            }
+        }
+        prices.pin(models.iter().map(String::as_str));
+    }
+    Ok(())
+}
+
+/// Parses a strategy list, adding the closest known name to an unknown one.
+pub fn strategies(spec: &str) -> Result<Vec<Box<dyn crate::strategy::Strategy>>, CliError> {
+    crate::strategy::parse_list(spec).map_err(|e| {
+        let names = crate::strategy::names();
+        let unknown = spec
+            .split(',')
+            .map(str::trim)
+            .find(|n| !n.is_empty() && *n != "all" && !names.contains(n));
+        match unknown {
+            Some(n) => CliError::input(format!("{e}{}", did_you_mean(n, names.iter().copied()))),
+            None => CliError::input(e),
+        }
+    })
+}
+
+/// One warning per scenario, model and cache-free request sequence whose requests exceed the
+/// model's context window (the provider would refuse them).
+pub fn context_overruns(report: &crate::engine::RunReport, prices: &PriceTable) -> Vec<String> {
+    use std::collections::BTreeMap;
+    // (scenario, model) -> (window, first request, its tokens, count, strategies)
+    let mut seen: BTreeMap<(String, String), (u64, usize, u64, usize)> = BTreeMap::new();
+    for r in report.rows() {
+        let Some(window) = prices.get(&r.model).and_then(|p| p.context_window) else {
+            continue;
+        };
+        let tokens = r.prompt_tokens.saturating_add(r.output_tokens);
+        if tokens <= window {
+            continue;
+        }
+        let e = seen
+            .entry((r.scenario.clone(), r.model.clone()))
+            .or_insert((window, r.request, tokens, 0));
+        e.3 += 1;
+        if tokens > e.2 {
+            e.1 = r.request;
+            e.2 = tokens;
+        }
+    }
+    seen.into_iter()
+        .map(|((scenario, model), (window, request, tokens, count))| {
+            format!(
+                "{scenario}: {count} request(s) exceed the {} context window of {model} (largest: request {request}, {} prompt + output tokens); the provider would refuse them",
+                group_digits(window),
+                group_digits(tokens)
+            )
+        })
+        .collect()
+}
+
+/// `1280000` as `1,280,000`.
+pub fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Where a file output goes: standard output for `-`, else a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sink {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Sink {
+    /// Checks a file destination before any work: `-` is standard output; an existing
+    /// directory or a parent that is a file is refused.
+    pub fn parse(flag: &str, path: &Path) -> Result<Sink, CliError> {
+        if path.as_os_str() == "-" {
+            return Ok(Sink::Stdout);
+        }
+        if path.is_dir() {
+            return Err(CliError::input(format!(
+                "{flag} {}: is a directory; give a file name, or `-` for standard output",
+                path.display()
+            )));
+        }
+        check_parent(flag, path)?;
+        Ok(Sink::File(path.to_path_buf()))
+    }
+
+    /// Writes the bytes (atomically for a file).
+    pub fn write(&self, bytes: &[u8]) -> Result<(), CliError> {
+        match self {
+            Sink::Stdout => super::output::stdout_bytes(bytes),
+            Sink::File(p) => crate::export::write_atomic(p, bytes).map_err(CliError::input),
+        }
+    }
+}
+
+fn check_parent(flag: &str, path: &Path) -> Result<(), CliError> {
+    let mut parent = path.parent();
+    while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
+        if p.exists() {
+            if !p.is_dir() {
+                return Err(CliError::input(format!(
+                    "{flag} {}: {} is a file, not a directory",
+                    path.display(),
+                    p.display()
+                )));
+            }
+            break;
+        }
+        parent = p.parent();
+    }
+    Ok(())
+}
+
+/// Checks an output directory before any work: `-` and existing files are refused with the
+/// flag that does what was probably meant.
+pub fn check_out_dir(path: &Path, stdout_hint: &str) -> Result<(), CliError> {
+    if path.as_os_str() == "-" {
+        return Err(CliError::input(format!(
+            "--out takes a directory, not `-`\n  hint: {stdout_hint}"
+        )));
+    }
+    if path.exists() && !path.is_dir() {
+        return Err(CliError::input(format!(
+            "--out {}: exists and is not a directory\n  hint: --out names a directory for the output files; {stdout_hint}",
+            path.display()
+        )));
+    }
+    check_parent("--out", path)
 }
 
 /// Splits a comma-separated list of cache model names and checks each.
@@ -95,6 +279,7 @@ pub fn cache_list(spec: &str) -> Result<Vec<String>, CliError> {
         .map(String::from)
         .collect();
     let known = crate::cache::CACHE_NAMES;
+    let dym = |n: &str| did_you_mean(n, known.iter().copied());
     let names = if names.iter().any(|n| n == "all") {
         known.iter().map(|s| s.to_string()).collect()
     } else {
@@ -108,8 +293,9 @@ pub fn cache_list(spec: &str) -> Result<Vec<String>, CliError> {
     for n in &names {
         if !known.contains(&n.as_str()) {
             return Err(CliError::input(format!(
-                "unknown cache model `{n}`; known models: {}, or `all`",
-                known.join(", ")
+                "unknown cache model `{n}`; known models: {}, or `all`{}",
+                known.join(", "),
+                dym(n)
             )));
         }
     }
@@ -145,7 +331,9 @@ pub fn replay_scenarios(
     env: &crate::engine::ReplayEnv,
 ) -> Result<crate::engine::RunReport, CliError> {
     let sessions = load_sessions(&scenario_paths(scenarios)?)?;
-    crate::engine::run(&sessions, strategies, caches, env)
+    let mut env = env.clone();
+    check_models(&sessions, &mut env.prices)?;
+    crate::engine::run(&sessions, strategies, caches, &env)
         .map_err(|e| CliError::input(e.to_string()))
 }
 

@@ -3,10 +3,12 @@
 mod check;
 mod common;
 mod compare;
+mod completions;
 mod export;
 mod generate;
 mod import;
 mod merge;
+pub mod output;
 mod report;
 mod run;
 mod schema;
@@ -29,6 +31,15 @@ pub use schema::{generator_schema, scenario_schema};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour: auto (on terminals, unless NO_COLOR is set), always or never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: output::ColorWhen,
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,6 +55,8 @@ pub enum Command {
     Export(export::ExportArgs),
     Generate(generate::GenerateArgs),
     Schema(schema::SchemaArgs),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -76,6 +89,7 @@ impl fmt::Display for CliError {
 
 /// Runs the parsed command line.
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    output::set_color(cli.color);
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
@@ -88,5 +102,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Export(args) => export::export(args),
         Command::Generate(args) => generate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
     }
 }
