@@ -330,11 +330,22 @@ pub fn replay_scenarios(
     caches: &[String],
     env: &crate::engine::ReplayEnv,
 ) -> Result<crate::engine::RunReport, CliError> {
+    load_and_replay(scenarios, strategies, caches, env).map(|(_, report)| report)
+}
+
+/// As [`replay_scenarios`], also returning the loaded sessions.
+pub fn load_and_replay(
+    scenarios: &[PathBuf],
+    strategies: &[Box<dyn crate::strategy::Strategy>],
+    caches: &[String],
+    env: &crate::engine::ReplayEnv,
+) -> Result<(Vec<Session>, crate::engine::RunReport), CliError> {
     let sessions = load_sessions(&scenario_paths(scenarios)?)?;
     let mut env = env.clone();
     check_models(&sessions, &mut env.prices)?;
-    crate::engine::run(&sessions, strategies, caches, &env)
-        .map_err(|e| CliError::input(e.to_string()))
+    let report = crate::engine::run(&sessions, strategies, caches, &env)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    Ok((sessions, report))
 }
 
 /// Fails (exit 1) when strategies made different decisions on the same scenario.
@@ -346,5 +357,78 @@ pub fn check_equivalence(report: &crate::engine::RunReport) -> Result<(), CliErr
             "strategies made different decisions on the same scenario:\n{}",
             report.violations.join("\n")
         )))
+    }
+}
+
+/// Whether any block of the scenario carries a `cache_control` mark.
+pub fn has_cache_marks(scenario: &crate::scenario::Scenario) -> bool {
+    fn walk(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .any(|(k, v)| (k == "cache_control" && !v.is_null()) || walk(v)),
+            serde_json::Value::Array(items) => items.iter().any(walk),
+            _ => false,
+        }
+    }
+    serde_json::to_value(scenario).is_ok_and(|v| walk(&v))
+}
+
+/// Comparisons that cannot show anything for this scenario: a cache model that only honours
+/// explicit marks when there are none, and `model-switch` without a plan model (it then sends
+/// exactly what `permission-mode` sends). `strategies` and `caches` limit the notes to what
+/// the command runs (None: every one).
+pub fn noop_notes(
+    scenario: &crate::scenario::Scenario,
+    strategies: Option<&[&str]>,
+    caches: Option<&[String]>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let runs_cache = |c: &str| caches.is_none_or(|cs| cs.iter().any(|x| x == c));
+    let runs_strategy = |s: &str| strategies.is_none_or(|ss| ss.contains(&s));
+    if runs_cache("anthropic-explicit") && !has_cache_marks(scenario) {
+        out.push(format!(
+            "{}: no block has a `cache_control` mark, so the anthropic-explicit cache model caches nothing (0% hit rate under every strategy)\n  hint: mark blocks with cache_control = \"5m\" (docs/scenario-format.md), or compare with --cache anthropic (automatic breakpoints)",
+            scenario.name
+        ));
+    }
+    if runs_strategy("model-switch")
+        && scenario
+            .plan_model
+            .as_ref()
+            .is_none_or(|p| *p == scenario.model)
+    {
+        out.push(format!(
+            "{}: no `plan_model`, so model-switch sends exactly what permission-mode sends\n  hint: set plan_model (e.g. plan_model = \"claude-opus-4-6\") to compare a model switch in plan mode",
+            scenario.name
+        ));
+    }
+    out
+}
+
+/// Refuses a generated scenario whose requests exceed its model's context window under any
+/// strategy (replayed on the `ideal` cache: prompt sizes do not depend on the cache model).
+pub fn refuse_over_context(text: &str, label: &str) -> Result<(), CliError> {
+    let path = Path::new("<generated>");
+    let scenario = crate::scenario::load_str(text, path)
+        .map_err(|e| CliError::failed(format!("{label} does not load: {e}")))?;
+    let tok = Arc::new(Tokenizer::new(scenario.tokenizer));
+    let session = Session::new(scenario, path, text, tok)
+        .map_err(|e| CliError::failed(format!("{label} does not load: {e}")))?;
+    let mut env = crate::engine::ReplayEnv::default();
+    let sessions = [session];
+    check_models(&sessions, &mut env.prices)?;
+    let report = crate::engine::run(
+        &sessions,
+        &crate::strategy::all(),
+        &["ideal".to_string()],
+        &env,
+    )
+    .map_err(|e| CliError::failed(format!("{label}: {e}")))?;
+    match crate::cache::pricing::first_overrun(report.rows(), &env.prices) {
+        Some(why) => Err(CliError::input(format!(
+            "{label}: {why}\n  hint: lower the sizes (e.g. --exploration-rounds, --result-tokens), or pass --allow-over-context to write it anyway"
+        ))),
+        None => Ok(()),
     }
 }

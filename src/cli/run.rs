@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::common::{
-    cache_list, check_equivalence, check_out_dir, context_overruns, prices, replay_scenarios,
-    strategies, Sink,
+    cache_list, check_equivalence, check_out_dir, context_overruns, load_and_replay, noop_notes,
+    prices, strategies, Sink,
 };
 use super::{output, CliError};
 use crate::cache::ModelPrice;
@@ -135,9 +135,18 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         caches: super::common::cache_config(args.cache_config.as_deref())?,
         ..crate::engine::ReplayEnv::default()
     };
-    let report = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
+    let (sessions, report) = load_and_replay(&args.scenarios, &strategies, &caches, &env)?;
     for w in context_overruns(&report, &env.prices) {
         output::warn(&w);
+    }
+    let names: Vec<&str> = strategies.iter().map(|s| s.name()).collect();
+    let mut noted = std::collections::BTreeSet::new();
+    for s in &sessions {
+        for n in noop_notes(&s.scenario, Some(&names), Some(&caches)) {
+            if noted.insert(n.clone()) {
+                output::stderr_line(output::NOTE, "note", &n);
+            }
+        }
     }
     // Render everything before writing anything: a failing format leaves no partial output.
     let rendered = outs
