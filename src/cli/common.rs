@@ -52,11 +52,12 @@ pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
     let mut tokenizers: Vec<Arc<Tokenizer>> = Vec::new();
     let mut sessions = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::input(format!(
+        let text = crate::scenario::messages::read_text(path).map_err(|e| match e {
+            crate::scenario::messages::ReadError::Io(e) => CliError::input(format!(
                 "{}: cannot read scenario: {e}\n  hint: check the path; with no argument plancache reads scenarios/*.toml",
                 path.display()
-            ))
+            )),
+            utf8 => CliError::input(format!("{}: {utf8}", path.display())),
         })?;
         let scenario =
             crate::scenario::load_str(&text, path).map_err(|e| CliError::input(e.to_string()))?;
