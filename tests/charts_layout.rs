@@ -59,3 +59,81 @@ fn a_30_by_30_heatmap_drops_cell_values_and_thins_ticks() {
     chart::png(&small, &dir.join("heatmap-4.png")).unwrap();
     assert!(svg.contains("\n+3.0%\n") && svg.contains("\n-3.0%\n"));
 }
+
+fn report(args: &[&str], out: &std::path::Path) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_plancache"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("report")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn coinciding_series_are_named_and_shared_breaks_share_a_label() {
+    let (_keep, dir) = out_dir();
+    let out = dir.join("long");
+    report(&["scenarios/long-exploration.toml"], &out);
+    let svg = std::fs::read_to_string(out.join("charts/long-exploration-anthropic-hit-rate.svg"))
+        .unwrap();
+    // permission-mode and masked send identical requests on this session: one line, one
+    // legend entry naming both.
+    assert!(
+        svg.contains("\npermission-mode\n") && svg.contains("\n= masked\n"),
+        "legend"
+    );
+    // Every strategy loses the lookback at request 3: one label, not seven.
+    assert!(svg.contains("[3] all 7 strategies: messages: lookback exceeded"));
+    assert_eq!(svg.matches("lookback exceeded").count(), 1);
+    // The cost chart has no legend entry for a part no strategy paid (no uncached input here:
+    // every uncached token is written under the anthropic model).
+    let cost =
+        std::fs::read_to_string(out.join("charts/long-exploration-anthropic-cost.svg")).unwrap();
+    assert!(!cost.contains("\nuncached input\n") && cost.contains("\ncache writes 1h\n"));
+}
+
+#[test]
+fn x_ticks_thin_out_on_a_2500_request_session() {
+    let (_keep, dir) = out_dir();
+    let scenario = dir.join("big.toml");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_plancache"))
+        .args([
+            "generate",
+            "--seed",
+            "5",
+            "--exploration-rounds",
+            "1200",
+            "--implementation-turns",
+            "1300",
+            "--result-tokens",
+            "20..60",
+            "--allow-over-context",
+            "--out",
+        ])
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.join("big");
+    report(
+        &[
+            scenario.to_str().unwrap(),
+            "--strategy",
+            "permission-mode,toolset-swap",
+            "--cache",
+            "ideal",
+        ],
+        &out,
+    );
+    let svg = std::fs::read_to_string(out.join("charts/generated-5-ideal-hit-rate.svg")).unwrap();
+    // 1 (enter) + 1200 + 1 (exit) + 1300 = 2502 requests on ~780 px: ticks every 500.
+    let ticks: Vec<&str> = ["500", "1000", "1500", "2000", "2500"]
+        .into_iter()
+        .filter(|t| svg.contains(&format!("\n{t}\n")))
+        .collect();
+    assert_eq!(ticks.len(), 5, "{ticks:?}");
+    assert!(!svg.contains("\n100\n") && !svg.contains("\n250\n"));
+}

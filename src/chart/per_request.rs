@@ -83,19 +83,13 @@ fn text_width(label: &str, size: u32) -> f64 {
     label.chars().count() as f64 * size as f64 * 0.6
 }
 
-/// Lines with identical values and breaks drawn once: (representative, every member).
+/// Lines with identical values drawn once: (representative, every member).
 pub fn coinciding(lines: &[Line]) -> Vec<(usize, Vec<usize>)> {
     let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        let same = |j: usize| {
-            let o = &lines[j];
-            o.values == l.values
-                && o.breaks.len() == l.breaks.len()
-                && o.breaks
-                    .iter()
-                    .zip(&l.breaks)
-                    .all(|(a, b)| a.request == b.request && a.short == b.short)
-        };
+        // Identical values are one line on the chart whatever their breaks (each break still
+        // gets its cross and label).
+        let same = |j: usize| lines[j].values == l.values;
         match out.iter_mut().find(|(rep, _)| same(*rep)) {
             Some((_, members)) => members.push(i),
             None => out.push((i, vec![i])),
@@ -288,10 +282,19 @@ impl Draw for PerRequest {
         } else {
             4
         };
-        let width = if n > 200 { 2 } else { 3 };
-        for (rep, _) in &groups {
+        // Thin lines on long sessions: the bitmap backend joins thick segments with mitred
+        // corners, and a 0-100-0 dip one pixel wide would spike far above the plot.
+        let width = if n > 200 { 1 } else { 3 };
+        for (k, (rep, _)) in groups.iter().enumerate() {
             let line = &self.lines[*rep];
             let color = series_color(*rep);
+            // Lines drawn earlier are wider, so a line that runs along another one shows as
+            // a coloured edge instead of vanishing.
+            let width = if n > 200 {
+                width
+            } else {
+                width + (groups.len() - 1 - k) as u32 * 4 / groups.len().max(2) as u32
+            };
             let points: Vec<(f64, f64)> = line
                 .values
                 .iter()
@@ -306,14 +309,18 @@ impl Draw for PerRequest {
                     .draw_series(points.iter().map(|p| Circle::new(*p, dot, color.filled())))
                     .map_err(err)?;
             }
-            // Breaks: a cross on the point; the reason is in the band above.
-            for b in &line.breaks {
+        }
+        // Breaks: a cross on the point, drawn over every line so none hides under another
+        // strategy's line; the reason is in the band above.
+        for (rep, members) in &groups {
+            for b in members.iter().flat_map(|m| &self.lines[*m].breaks) {
+                let line = &self.lines[*rep];
                 if let Some(v) = line.values.get(b.request - 1) {
                     chart
                         .draw_series(std::iter::once(Cross::new(
                             (b.request as f64, *v),
                             if n > 200 { 5 } else { 8 },
-                            color.stroke_width(3),
+                            series_color(*rep).stroke_width(3),
                         )))
                         .map_err(err)?;
                 }
@@ -462,7 +469,23 @@ impl PerRequest {
                 .map_err(err)?;
         }
         for (start, end, p) in &spans {
-            let span_px = (end - start + 1) as f64 * px_per_request;
+            // The widest stretch of the span between event lines, so the name crosses none.
+            let (lo, hi) = (*start as f64 + 0.5, *end as f64 + 1.5);
+            let mut cuts: Vec<f64> = self
+                .timeline
+                .events
+                .iter()
+                .map(|e| e.x)
+                .filter(|x| *x > lo && *x < hi)
+                .collect();
+            cuts.insert(0, lo);
+            cuts.push(hi);
+            let (a, b) = cuts
+                .windows(2)
+                .map(|w| (w[0], w[1]))
+                .max_by(|x, y| (x.1 - x.0).total_cmp(&(y.1 - y.0)))
+                .unwrap_or((lo, hi));
+            let span_px = (b - a) * px_per_request;
             let Some(label) = [p.label(), label_for(*p, 1)]
                 .into_iter()
                 .find(|l| text_width(l, 15) + 6.0 <= span_px)
@@ -472,7 +495,7 @@ impl PerRequest {
             chart
                 .draw_series(std::iter::once(Text::new(
                     label,
-                    ((*start as f64 + *end as f64) / 2.0 + 1.0, 0.93),
+                    ((a + b) / 2.0, 0.93),
                     text(15).pos(plotters::style::text_anchor::Pos::new(
                         plotters::style::text_anchor::HPos::Center,
                         plotters::style::text_anchor::VPos::Top,
