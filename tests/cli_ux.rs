@@ -349,10 +349,8 @@ fn pricing_files_with_nan_infinite_or_negative_prices_are_refused() {
         ("read", "-0.1"),
         ("output", "1e400"),
     ] {
-        let body = format!(
-            "[[models]]\nname = \"x\"\nprovider = \"custom\"\ninput = 1.0\noutput = 2.0\nwrite_5m = 1.25\nread = 0.1\n"
-        )
-        .replace(&format!("{key} = "), &format!("{key} = {value} # "));
+        let body = "[[models]]\nname = \"x\"\nprovider = \"custom\"\ninput = 1.0\noutput = 2.0\nwrite_5m = 1.25\nread = 0.1\n"
+            .replace(&format!("{key} = "), &format!("{key} = {value} # "));
         let p = write(dir.path(), "prices.toml", &body);
         let o = run(&["run", AUTH, "--pricing", p.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(2), "{key}={value}");

@@ -282,9 +282,9 @@ fn summary_table(sec: &Section<'_>) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let keep: Vec<usize> = (0..SUMMARY_HEADER.len())
         .filter(|c| {
             !cost_columns.contains(c)
-                || rows
-                    .iter()
-                    .any(|r| r[*c].parse::<f64>().map_or(true, |v| v != 0.0))
+                || rows.iter().any(|r| {
+                    r[*c].parse::<f64>().is_ok_and(|v| v != 0.0) || r[*c].parse::<f64>().is_err()
+                })
         })
         .collect();
     (
@@ -320,7 +320,10 @@ fn by_scenario<'s>(sections: &'s [Section<'_>]) -> Vec<(&'s str, Vec<usize>)> {
 /// The overview: one row per scenario x cache model, one column per strategy (prompt cost and
 /// hit rate), the cheapest named last. Cells are (text, link) pairs; the cheapest cost is
 /// marked with `*`.
-fn overview(sections: &[Section<'_>]) -> (Vec<String>, Vec<Vec<(String, Option<String>)>>) {
+/// A table cell with an optional in-page link.
+type Cell = (String, Option<String>);
+
+fn overview(sections: &[Section<'_>]) -> (Vec<String>, Vec<Vec<Cell>>) {
     let mut strategies: Vec<&str> = Vec::new();
     for sec in sections {
         for r in &sec.group.replays {
@@ -457,7 +460,7 @@ fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 fn html_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let linked: Vec<Vec<(String, Option<String>)>> = rows
+    let linked: Vec<Vec<Cell>> = rows
         .iter()
         .map(|r| r.iter().map(|c| (c.clone(), None)).collect())
         .collect();
@@ -465,7 +468,7 @@ fn html_table(header: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// An HTML table whose cells may link to an anchor; text columns are left-aligned.
-fn html_table_linked(header: &[&str], rows: &[Vec<(String, Option<String>)>]) -> String {
+fn html_table_linked(header: &[&str], rows: &[Vec<Cell>]) -> String {
     let plain: Vec<Vec<String>> = rows
         .iter()
         .map(|r| r.iter().map(|(t, _)| t.clone()).collect())
