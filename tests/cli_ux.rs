@@ -129,6 +129,25 @@ fn dash_is_stdout_for_export_and_compare() {
     assert!(o.status.success(), "{}", err(&o));
     // One JSON line per request: auth-plan sends 7.
     assert_eq!(out(&o).lines().count(), 7);
+    // compare prints its summary anyway: `--out -` neither duplicates it nor makes a file `-`.
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    let args = ["--strategy", "masked", "--cache", "ideal"];
+    let mut save = vec!["run", AUTH, "--out", base.to_str().unwrap()];
+    save.extend(args);
+    assert!(run(&save).status.success());
+    let mut gate = vec![
+        "compare",
+        AUTH,
+        "--baseline",
+        base.to_str().unwrap(),
+        "--out",
+        "-",
+    ];
+    gate.extend(args);
+    let o = run(&gate);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o).matches("passed").count(), 1, "{}", out(&o));
     assert!(!Path::new(env!("CARGO_MANIFEST_DIR")).join("-").exists());
 }
 

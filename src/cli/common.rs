@@ -16,7 +16,7 @@ pub fn scenario_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
         let dir = Path::new("scenarios");
         if !dir.is_dir() {
             return Err(CliError::input(
-                "no scenario given and ./scenarios does not exist\n  hint: name scenario files, e.g. `plancache run scenarios/exercise-3.toml`",
+                "no scenario given and ./scenarios does not exist\n  hint: name scenario files (`plancache run my-session.toml`); `plancache generate --out session.toml` writes one, `plancache import claude-code TRANSCRIPT` turns a real session into one",
             ));
         }
         vec![dir.to_path_buf()]
