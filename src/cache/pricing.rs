@@ -373,3 +373,100 @@ pub fn first_overrun<'a>(
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_latest_come_off_model_ids() {
+        assert_eq!(undated("claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");
+        assert_eq!(undated("claude-sonnet-4-5@20250929"), "claude-sonnet-4-5");
+        assert_eq!(undated("gpt-4o-2024-08-06"), "gpt-4o");
+        assert_eq!(undated("claude-3-7-sonnet-latest"), "claude-3-7-sonnet");
+        // Not dates: a version number, a short digit run.
+        assert_eq!(undated("gpt-4.1"), "gpt-4.1");
+        assert_eq!(undated("claude-opus-4-1"), "claude-opus-4-1");
+    }
+
+    #[test]
+    fn ids_resolve_by_name_alias_and_date_but_not_by_prefix() {
+        let t = PriceTable::bundled();
+        let name = |id: &str| t.get(id).map(|m| m.name.clone());
+        assert_eq!(
+            name("claude-sonnet-4-0").as_deref(),
+            Some("claude-sonnet-4")
+        );
+        assert_eq!(
+            name("claude-opus-4-1-20250805").as_deref(),
+            Some("claude-opus-4-1")
+        );
+        assert_eq!(name("gpt-5-mini").as_deref(), Some("gpt-5-mini"));
+        // gpt-5-nano-ish ids are not priced as gpt-5 by prefix.
+        assert_eq!(name("gpt-5-turbo"), None);
+        assert!(t
+            .unknown_model("claude-sonet-4-5")
+            .ends_with("did you mean `claude-sonnet-4-5`?"));
+    }
+
+    #[test]
+    fn the_worked_example_of_docs_pricing_md() {
+        let mut t = PriceTable::bundled();
+        t.merge_str(
+            "[[models]]\nname = \"my-model\"\nprovider = \"anthropic\"\ninput = 2.0\noutput = 10.0\nwrite_5m = 1.25\nwrite_1h = 2.0\nread = 0.1\nmin_cacheable = 1024\ncontext_window = 200000\naliases = [\"my-model-latest-preview\"]\n",
+            Path::new("prices.toml"),
+        )
+        .unwrap();
+        let m = t.get("my-model-latest-preview").unwrap();
+        // 8,000 read x 0.1 x $2 + 2,000 written x 1.25 x $2 + 500 out x $10, per million:
+        // 0.0016 + 0.0050 + 0.0050 = $0.0116.
+        let outcome = CacheOutcome {
+            prompt_tokens: 10_000,
+            cached_tokens: 8_000,
+            write_5m_tokens: 2_000,
+            ..CacheOutcome::default()
+        };
+        assert!((m.cost(&outcome, 500) - 0.0116).abs() < 1e-12);
+        assert_eq!(m.context_window, Some(200_000));
+    }
+
+    #[test]
+    fn prices_must_be_finite_and_not_negative() {
+        let base = "[[models]]\nname = \"x\"\nprovider = \"p\"\ninput = 1.0\noutput = 2.0\nwrite_5m = 1.25\nread = 0.1\n";
+        for (from, to, key) in [
+            ("output = 2.0", "output = nan", "`output`"),
+            ("input = 1.0", "input = inf", "`input`"),
+            ("read = 0.1", "read = -0.1", "`read`"),
+        ] {
+            let mut t = PriceTable::bundled();
+            let e = t
+                .merge_str(&base.replace(from, to), Path::new("p.toml"))
+                .unwrap_err();
+            assert!(
+                e.starts_with("p.toml: models[0] (`x`): ") && e.contains(key),
+                "{e}"
+            );
+            // Nothing was merged.
+            assert!(t.get("x").is_none());
+        }
+    }
+
+    #[test]
+    fn price_specs() {
+        let m = ModelPrice::from_spec("input=3, output=15, read=0.2, context_window=1000").unwrap();
+        assert_eq!(
+            (m.input, m.output, m.read, m.write_5m),
+            (3.0, 15.0, 0.2, 1.25)
+        );
+        assert_eq!(m.context_window, Some(1000));
+        assert!(ModelPrice::from_spec("input=3").is_err());
+        assert!(ModelPrice::from_spec("input=3,output=-1").is_err());
+        assert!(ModelPrice::from_spec("input=3,output=x").is_err());
+        let mut t = PriceTable::bundled();
+        assert!(t.get("acme").is_none());
+        t.set_fallback(m);
+        assert_eq!(t.get("acme").unwrap().input, 3.0);
+        // The table's own entries still win over the fallback.
+        assert_eq!(t.get("gpt-4o").unwrap().input, 2.5);
+    }
+}
