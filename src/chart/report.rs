@@ -432,13 +432,10 @@ fn trace_text(group: &Group<'_>) -> String {
 fn numeric_column(rows: &[Vec<String>], c: usize) -> bool {
     rows.iter().all(|r| {
         let cell = r.get(c).map(String::as_str).unwrap_or("");
-        let core: String = cell
-            .chars()
-            .filter(|ch| !matches!(ch, '$' | '%' | '*' | ',' | ' ' | '/'))
-            .collect();
-        cell.is_empty()
-            || core.parse::<f64>().is_ok()
-            || core.chars().all(|c| c.is_ascii_digit() || c == '.')
+        // `$0.1373 / 82%`, `*$0.0749 / 82%`, `82.4%`, `1028`: digits and number punctuation only.
+        cell.chars().all(|ch| {
+            ch.is_ascii_digit() || matches!(ch, '.' | '$' | '%' | '*' | ',' | ' ' | '/' | '-' | '+')
+        })
     })
 }
 
