@@ -20,6 +20,7 @@ pub mod figures;
 pub mod load;
 pub mod replay;
 pub mod report;
+pub mod synthetic;
 pub mod timeline;
 pub mod whatif;
 
