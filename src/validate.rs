@@ -14,7 +14,10 @@ use std::sync::Arc;
 
 use crate::cache::{self, PriceTable};
 use crate::engine::{self, ReplayEnv};
-use crate::import::{build_scenarios, ImportOptions, ImportedScenario, StreamKind, Transcript};
+use crate::import::discover::{read_session, SessionFiles};
+use crate::import::{
+    build_scenarios, Events, ImportOptions, ImportedScenario, StreamKind, Transcript,
+};
 use crate::metrics::RequestRow;
 use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
 use crate::scenario::Session;
@@ -54,6 +57,8 @@ pub struct ValidateOptions {
     pub tolerance: f64,
     /// A request breaks the cache when it reads less than this share of the previous prompt.
     pub break_threshold: f64,
+    /// Where the replayed events come from (`transcript` unless asked).
+    pub events: Events,
 }
 
 impl Default for ValidateOptions {
@@ -65,6 +70,7 @@ impl Default for ValidateOptions {
             shared_prefix: SharedPrefix::Recorded,
             tolerance: 0.05,
             break_threshold: 0.5,
+            events: Events::Transcript,
         }
     }
 }
@@ -251,7 +257,12 @@ pub fn validate(
     };
     let tokenizer = Arc::new(Tokenizer::new(crate::prompt::Encoding::O200kBase));
     for t in transcripts {
-        let mut imported = build_scenarios(t, &ImportOptions::default());
+        check_transcript(t)?;
+        let import_opts = ImportOptions {
+            events: opts.events,
+            ..ImportOptions::default()
+        };
+        let mut imported = build_scenarios(t, &import_opts);
         imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
         let mut config = harness_config(&env.caches, t, &imported);
         if opts.shared_prefix == SharedPrefix::KeptWarm {
@@ -294,6 +305,36 @@ pub fn validate(
         }
     }
     Ok(out)
+}
+
+/// Validates one session (its main transcript and its subagents) against one account cache: the
+/// entry point for callers that discovered sessions on disk ([`crate::import::discover`]).
+pub fn validate_session(
+    files: &SessionFiles,
+    opts: &ValidateOptions,
+    env: &ReplayEnv,
+) -> Result<Validation, String> {
+    let t = read_session(files)?;
+    validate(std::slice::from_ref(&t), opts, env)
+}
+
+/// A transcript with no request to compare is bad input (an empty file, a file of another kind,
+/// garbage), never a validation of zero requests.
+fn check_transcript(t: &Transcript) -> Result<(), String> {
+    if t.streams.iter().any(|s| s.requests().next().is_some()) {
+        return Ok(());
+    }
+    let why = t
+        .skipped
+        .first()
+        .map(|s| format!("; first skipped record: {s}"))
+        .unwrap_or_default();
+    Err(format!(
+        "{}: no API request with usage found ({} lines read, {} not interpreted{why})\n  hint: is this a transcript of the kind given with --kind (claude-code or codex)?",
+        if t.source.is_empty() { &t.name } else { &t.source },
+        t.lines,
+        t.skipped.len()
+    ))
 }
 
 /// The cache parameters with the TTLs the transcript wrote: Claude Code's message breakpoint

@@ -16,7 +16,7 @@ use plancache::cache::PriceTable;
 use plancache::engine::ReplayEnv;
 use plancache::import::discover::{self, SessionFiles, TranscriptKind};
 use plancache::import::Harness;
-use plancache::validate::{validate, FirstRequest, SharedPrefix, ValidateOptions};
+use plancache::validate::{validate_session, FirstRequest, SharedPrefix, ValidateOptions};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -108,19 +108,17 @@ fn account_totals_equal_the_sum_of_per_session_validate_figures() {
     let (mut want_pred_units, mut want_billed_units) = (0.0, 0.0);
     let (mut want_pred_breaks, mut want_billed_breaks, mut requests) = (0, 0, 0);
     for s in &sessions {
-        let path = s.main.as_ref().expect("main file");
-        let (harness, cache) = match s.kind {
-            TranscriptKind::ClaudeCode => (Harness::ClaudeCode, "anthropic"),
-            TranscriptKind::Codex => (Harness::Codex, "openai"),
+        let cache = match s.kind {
+            TranscriptKind::ClaudeCode => "anthropic",
+            TranscriptKind::Codex => "openai",
         };
-        let t = harness.read(path).expect("readable");
         let opts = ValidateOptions {
             cache: cache.into(),
             first_request: FirstRequest::Include,
             shared_prefix: SharedPrefix::None,
             ..ValidateOptions::default()
         };
-        let v = validate(&[t], &opts, &env).expect("validates");
+        let v = validate_session(s, &opts, &env).expect("validates");
         for c in &v.checks {
             requests += 1;
             for (w, x) in want_pred.iter_mut().zip([

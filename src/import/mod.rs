@@ -15,7 +15,7 @@ use std::fmt;
 use crate::plan_mode::Mode;
 use crate::prompt::Ttl;
 
-pub use scenario::{build_scenarios, ImportOptions, ImportedScenario};
+pub use scenario::{build_scenarios, Events, ImportOptions, ImportedScenario};
 
 /// One session read from a harness's log.
 #[derive(Debug, Clone, Default)]

@@ -20,9 +20,32 @@ use crate::scenario::{
     TextOrContent, Timing, ToolDef, Turn, WaitDuration, DEFAULT_WRITE_TOOLS,
 };
 
+/// Where the events a scenario replays (breaks of the prompt prefix) come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Events {
+    /// Only from the transcript's content and timestamps: the billed cache reads and writes are
+    /// never read for anything but the report, so a replay predicts what it is scored on.
+    #[default]
+    Transcript,
+    /// As `transcript`, plus breaks placed where the billed cache read dropped within the TTL
+    /// with no visible cause; each such event is marked `# inferred from billed cache_read`.
+    Billed,
+}
+
+impl Events {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Events::Transcript => "transcript",
+            Events::Billed => "billed",
+        }
+    }
+}
+
 /// How a transcript is turned into scenarios.
 #[derive(Debug, Clone)]
 pub struct ImportOptions {
+    /// Where events come from (see [`Events`]).
+    pub events: Events,
     /// Encoding whose token counts weight the split of recorded prompt growth.
     pub encoding: Encoding,
     /// A recorded break: a request reading less than this share of the previous prompt.
@@ -35,6 +58,7 @@ pub struct ImportOptions {
 impl Default for ImportOptions {
     fn default() -> Self {
         ImportOptions {
+            events: Events::Transcript,
             encoding: Encoding::O200kBase,
             break_threshold: 0.5,
             static_match: 0.9,
