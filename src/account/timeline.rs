@@ -24,6 +24,10 @@ pub struct Placement {
     pub ttl_ms: u64,
 }
 
+/// Per key: refresh times in order, and at each the latest expiry so far with the session that
+/// set it.
+type Lives<'a> = HashMap<&'a str, (Vec<u64>, Vec<(u64, usize)>)>;
+
 /// For each session, the index of the session whose request kept the leading block alive at
 /// its first request (the latest such refresh), or `None` when it starts cold.
 ///
@@ -37,7 +41,7 @@ pub fn warm_starts(sessions: &[Placement]) -> Vec<Option<usize>> {
         refreshes.extend(p.times.iter().map(|&t| (t, t.saturating_add(p.ttl_ms), i)));
     }
     // Per key: refreshes in time order with the running latest expiry and who set it.
-    let mut lives: HashMap<&str, (Vec<u64>, Vec<(u64, usize)>)> = HashMap::new();
+    let mut lives: Lives = HashMap::new();
     for (key, mut refreshes) in by_key {
         refreshes.sort_unstable();
         let mut best: (u64, usize) = (0, usize::MAX);
