@@ -499,6 +499,15 @@ fn the_command_writes_the_report_and_names_a_missing_folder() {
     let csv = std::fs::read_to_string(out.join("account.csv")).unwrap();
     // 4 sessions an hour apart on 2025-10-01 over projects proj-0..proj-3, one model.
     assert_eq!(csv.lines().count(), 1 + 4);
+    // Sessions an hour apart: plan_mode (sonnet-4-5, 1 h TTL) at 10:00 and 12:00, breaks
+    // (sonnet-4, 5 m) at 11:00 and 13:00. The 12:00 copy finds the 10:00 copy's block expired
+    // (last request 10:10:09 + 1 h = 11:10:09), the 13:00 copy the 11:00 one's (11:10:55 + 5 m);
+    // different models never share: every session starts cold (empty `warm_from`).
+    let sessions_csv = std::fs::read_to_string(out.join("sessions.csv")).unwrap();
+    assert_eq!(sessions_csv.lines().count(), 1 + 4);
+    for line in sessions_csv.lines().skip(1) {
+        assert_eq!(line.split(',').nth(6), Some(""), "{line}");
+    }
 
     let o = plancache()
         .args(["account"])

@@ -371,3 +371,59 @@ pub fn csv(a: &Account) -> Result<Vec<u8>, String> {
     }
     w.into_inner().map_err(|e| format!("cannot write CSV: {e}"))
 }
+
+/// sessions.csv: one row per session, in timeline order, with the session that left the leading
+/// block alive at its start.
+pub fn sessions_csv(a: &Account) -> Result<Vec<u8>, String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: csv::Error| format!("cannot write CSV: {e}");
+    w.write_record([
+        "project",
+        "session",
+        "kind",
+        "files",
+        "bytes",
+        "first_request_day",
+        "warm_from",
+        "requests",
+        "prompt_tokens",
+        "predicted_read",
+        "billed_read",
+        "predicted_usd",
+        "billed_usd",
+        "predicted_breaks",
+        "billed_breaks",
+        "skipped_records",
+    ])
+    .map_err(err)?;
+    for s in &a.sessions {
+        let mut t = Totals::default();
+        for r in &s.requests {
+            t.add(r);
+        }
+        w.write_record([
+            s.files.project.clone(),
+            s.files.session_id.clone(),
+            format!("{:?}", s.files.kind),
+            s.files.files().len().to_string(),
+            s.bytes.to_string(),
+            s.requests
+                .iter()
+                .map(|r| r.sent_at_ms)
+                .min()
+                .map_or(String::new(), day_string),
+            s.warm_from.clone().unwrap_or_default(),
+            t.predicted.requests.to_string(),
+            t.predicted.prompt.to_string(),
+            t.predicted.read.to_string(),
+            t.billed.read.to_string(),
+            format!("{:.6}", t.predicted_usd()),
+            format!("{:.6}", t.billed_usd()),
+            t.predicted_breaks.to_string(),
+            t.billed_breaks.to_string(),
+            s.skipped_records.to_string(),
+        ])
+        .map_err(err)?;
+    }
+    w.into_inner().map_err(|e| format!("cannot write CSV: {e}"))
+}

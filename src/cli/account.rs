@@ -24,7 +24,8 @@ use crate::import::discover;
   plancache account DIR --strategies permission-mode,toolset-swap --ttl 5m,1h --keepalive off,4m30s
   plancache account DIR --shared-prefix none          # every session cold: sums of lone replays
 
-Writes DIR/account.md, account.html, account.csv (day x project x model) and cost-by-day.svg
+Writes DIR/account.md, account.html, account.csv (day x project x model), sessions.csv and
+cost-by-day.svg
 with --out; prints the Markdown report. docs/account.md explains every figure.")]
 pub struct AccountArgs {
     /// Folders to scan (default: ~/.claude/projects and ~/.codex/sessions, those that exist).
@@ -182,9 +183,11 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
             crate::chart::svg(&account::report::cost_by_day(&a)).map_err(CliError::input)?;
         let html = account::report::html(&a, &env.prices, args.top, &chart);
         let csv = account::report::csv(&a).map_err(CliError::input)?;
+        let sessions_csv = account::report::sessions_csv(&a).map_err(CliError::input)?;
         write_atomic(&dir.join("account.md"), md.as_bytes()).map_err(CliError::input)?;
         write_atomic(&dir.join("account.html"), html.as_bytes()).map_err(CliError::input)?;
         write_atomic(&dir.join("account.csv"), &csv).map_err(CliError::input)?;
+        write_atomic(&dir.join("sessions.csv"), &sessions_csv).map_err(CliError::input)?;
         write_atomic(&dir.join("cost-by-day.svg"), chart.as_bytes()).map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }
