@@ -525,3 +525,41 @@ fn the_command_writes_the_report_and_names_a_missing_folder() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--ttl 5m,1h"));
 }
+
+#[test]
+fn keepalive_pings_hold_the_cache_through_an_idle_gap_at_the_price_of_the_reads() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // breaks.jsonl (claude-sonnet-4, 5 m writes only): request 4 at 10:00:30 (prompt 4100 +
+    // 26000 + 3 = 30103), then the user is away until 10:10:30 and request 5 finds the cache
+    // expired (a TTL break, besides the fixture's context-edit, tool and compaction breaks).
+    let sessions = folder(tmp.path(), &["breaks.jsonl"], 1, Duration::ZERO);
+    let ka = account::whatif::parse_keepalive("4m30s", Duration::from_secs(3600)).unwrap();
+    let five = |keepalive| replay::Setting {
+        strategy: "permission-mode".into(),
+        ttl: Some(plancache::prompt::Ttl::FiveMinutes),
+        keepalive,
+    };
+    let opts = AccountOptions {
+        whatif: vec![five(None), five(ka)],
+        ..AccountOptions::default()
+    };
+    let a = account::run(&sessions, &opts, &env(), &indicatif::ProgressBar::hidden()).unwrap();
+    let [own, off, on] = &a.whatif[..] else {
+        panic!("three rows")
+    };
+    // The transcript wrote 5 m entries only: "5m" is the harness's own setting.
+    assert_eq!(off.predicted, own.predicted);
+    assert_eq!((off.breaks, off.pings), (own.breaks, 0));
+    // The 10 min gap after request 4: pings at 4:30 and 9:00; the cache sees 1 min of idleness.
+    assert_eq!(on.pings, 2);
+    assert_eq!(on.breaks, own.breaks - 1);
+    // Each ping reads request 4's prompt: 2 × 30103 tokens × 0.1 = 6020.6 units at $3 / Mtok,
+    // plus one output token each at $15 / Mtok.
+    assert_eq!(on.ping_cost.read, 2 * 30_103);
+    assert!((on.ping_cost.units - 6_020.6).abs() < 1e-9);
+    assert!((on.ping_cost.usd - 6_020.6 * 3.0 / 1e6).abs() < 1e-12);
+    assert!((on.ping_output_usd - 2.0 * 15.0 / 1e6).abs() < 1e-15);
+    // Request 5 now reads what request 4 left instead of writing it again.
+    assert!(on.predicted.read >= own.predicted.read + 30_000);
+    assert!(on.predicted.writes() + 30_000 <= own.predicted.writes());
+}
