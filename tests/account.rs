@@ -493,6 +493,7 @@ fn the_command_writes_the_report_and_names_a_missing_folder() {
         "account.html",
         "account.csv",
         "cost-by-day.svg",
+        "cost-by-day.png",
     ] {
         assert!(out.join(f).is_file(), "{f}");
     }

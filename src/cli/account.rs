@@ -25,7 +25,7 @@ use crate::import::discover;
   plancache account DIR --shared-prefix none          # every session cold: sums of lone replays
 
 Writes DIR/account.md, account.html, account.csv (day x project x model), sessions.csv and
-cost-by-day.svg
+cost-by-day.svg/.png
 with --out; prints the Markdown report. docs/account.md explains every figure.")]
 pub struct AccountArgs {
     /// Folders to scan (default: ~/.claude/projects and ~/.codex/sessions, those that exist).
@@ -179,8 +179,8 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
     let md = account::report::markdown(&a, &env.prices, args.top);
     print!("{md}");
     if let Some(dir) = &args.out {
-        let chart =
-            crate::chart::svg(&account::report::cost_by_day(&a)).map_err(CliError::input)?;
+        let by_day = account::report::cost_by_day(&a);
+        let chart = crate::chart::svg(&by_day).map_err(CliError::input)?;
         let html = account::report::html(&a, &env.prices, args.top, &chart);
         let csv = account::report::csv(&a).map_err(CliError::input)?;
         let sessions_csv = account::report::sessions_csv(&a).map_err(CliError::input)?;
@@ -189,6 +189,7 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         write_atomic(&dir.join("account.csv"), &csv).map_err(CliError::input)?;
         write_atomic(&dir.join("sessions.csv"), &sessions_csv).map_err(CliError::input)?;
         write_atomic(&dir.join("cost-by-day.svg"), chart.as_bytes()).map_err(CliError::input)?;
+        crate::chart::png(&by_day, &dir.join("cost-by-day.png")).map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }
     Ok(())
