@@ -215,6 +215,10 @@ fn a_session_started_within_the_ttl_reads_the_leading_block_an_earlier_one_left(
     );
     let warm: Vec<Option<&str>> = a.sessions.iter().map(|s| s.warm_from.as_deref()).collect();
     assert_eq!(warm, [None, Some("plan_mode-00000"), None]);
+    // The first copy's last request (10:10:09, 1 h) keeps the block alive past the second
+    // copy's last request (10:25:09): kept warm throughout.
+    let kept: Vec<bool> = a.sessions.iter().map(|s| s.kept_warm).collect();
+    assert_eq!(kept, [false, true, false]);
 
     // The leading block is the imported static prefix: the first prompt (3 + 12000 billed =
     // 12003) minus the first user message. Cold, the first request reads nothing; warm, it
@@ -307,6 +311,7 @@ fn outcome(id: &str, project: &str, requests: Vec<RequestFigures>) -> SessionOut
         },
         bytes: 0,
         warm_from: None,
+        kept_warm: false,
         requests,
         skipped_records: 0,
     }

@@ -82,6 +82,8 @@ pub struct SessionOutcome {
     pub bytes: u64,
     /// The session whose request left the leading block alive at this one's start.
     pub warm_from: Option<String>,
+    /// The account's requests kept the leading block alive for the whole session.
+    pub kept_warm: bool,
     pub requests: Vec<RequestFigures>,
     /// Transcript records the importer could not interpret.
     pub skipped_records: usize,
@@ -207,11 +209,12 @@ pub fn run(
     let ttls: BTreeSet<Option<Ttl>> = std::iter::once(None)
         .chain(opts.whatif.iter().map(|s| s.ttl))
         .collect();
-    let warm: Vec<(Option<Ttl>, Vec<Option<usize>>)> = ttls
+    type Placed = (Option<Ttl>, Vec<Option<usize>>, Vec<bool>);
+    let warm: Vec<Placed> = ttls
         .into_iter()
         .map(|ttl| {
-            let w = match opts.sharing {
-                Sharing::None => vec![None; loaded.len()],
+            let (w, k) = match opts.sharing {
+                Sharing::None => (vec![None; loaded.len()], vec![false; loaded.len()]),
                 Sharing::Timeline => {
                     let placements: Vec<timeline::Placement> = (0..loaded.len())
                         .map(|i| timeline::Placement {
@@ -220,14 +223,23 @@ pub fn run(
                             ttl_ms: ttl.unwrap_or(own_ttl[i]).millis(),
                         })
                         .collect();
-                    timeline::warm_starts(&placements)
+                    let w = timeline::warm_starts(&placements);
+                    let k = timeline::kept_warm(&placements, &w);
+                    (w, k)
                 }
             };
-            (ttl, w)
+            (ttl, w, k)
         })
         .collect();
     let warm_for = |ttl: Option<Ttl>, i: usize| -> Option<usize> {
-        warm.iter().find(|(t, _)| *t == ttl).and_then(|(_, w)| w[i])
+        warm.iter()
+            .find(|(t, _, _)| *t == ttl)
+            .and_then(|(_, w, _)| w[i])
+    };
+    let kept_for = |ttl: Option<Ttl>, i: usize| -> bool {
+        warm.iter()
+            .find(|(t, _, _)| *t == ttl)
+            .is_some_and(|(_, _, k)| k[i])
     };
     let ids: Vec<String> = loaded.iter().map(|l| l.files.session_id.clone()).collect();
 
@@ -264,6 +276,7 @@ pub fn run(
                     cache,
                     env,
                     warm_for(s.ttl, i).is_some(),
+                    kept_for(s.ttl, i),
                     opts.break_threshold,
                 )
             };
@@ -280,6 +293,7 @@ pub fn run(
             let (own, others) = result.map_err(fail)?;
             let outcome = SessionOutcome {
                 warm_from: warm_for(None, i).map(|w| ids[w].clone()),
+                kept_warm: kept_for(None, i),
                 files: l.files,
                 bytes: l.bytes,
                 skipped_records: l.transcript.skipped.len(),

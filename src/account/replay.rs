@@ -114,7 +114,8 @@ pub struct SessionRun {
 }
 
 /// Replays every stream of `p` under `setting`. `warm`: the account's leading block (tools and
-/// system prompt) is in the cache before the first request.
+/// system prompt) is in the cache before the first request; `kept_warm`: other sessions keep it
+/// refreshed for the whole session.
 pub fn replay(
     p: &Prepared,
     setting: &Setting,
@@ -122,9 +123,11 @@ pub fn replay(
     cache_name: &str,
     env: &ReplayEnv,
     warm: bool,
+    kept_warm: bool,
     break_threshold: f64,
 ) -> Result<SessionRun, String> {
     let mut config = p.config.clone();
+    config.anthropic.prefix_kept_warm = kept_warm;
     if let Some(ttl) = setting.ttl {
         config.anthropic.message_ttl = ttl;
         config.anthropic.system_ttl = ttl;

@@ -94,6 +94,7 @@ fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
     let o = &a.options;
     let all = aggregate::overall(&a.sessions);
     let warm = a.sessions.iter().filter(|s| s.warm_from.is_some()).count();
+    let kept = a.sessions.iter().filter(|s| s.kept_warm).count();
     let mut b = vec![
         Block::Heading("Account".into()),
         Block::Para(format!(
@@ -104,7 +105,7 @@ fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
             o.strategy,
             o.cache,
             match o.sharing {
-                super::Sharing::Timeline => format!("on the account timeline ({warm} sessions started with it cached)"),
+                super::Sharing::Timeline => format!("on the account timeline ({warm} sessions started with it cached, {kept} of them had it kept alive throughout by the account's requests)"),
                 super::Sharing::None => "none (every session starts cold)".into(),
             },
             o.break_threshold * 100.0
@@ -385,6 +386,7 @@ pub fn sessions_csv(a: &Account) -> Result<Vec<u8>, String> {
         "bytes",
         "first_request_day",
         "warm_from",
+        "kept_warm",
         "requests",
         "prompt_tokens",
         "predicted_read",
@@ -413,6 +415,7 @@ pub fn sessions_csv(a: &Account) -> Result<Vec<u8>, String> {
                 .min()
                 .map_or(String::new(), day_string),
             s.warm_from.clone().unwrap_or_default(),
+            s.kept_warm.to_string(),
             t.predicted.requests.to_string(),
             t.predicted.prompt.to_string(),
             t.predicted.read.to_string(),

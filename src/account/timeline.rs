@@ -69,6 +69,48 @@ pub fn warm_starts(sessions: &[Placement]) -> Vec<Option<usize>> {
         .collect()
 }
 
+/// For each session that starts warm, whether the account keeps its leading block alive for the
+/// whole session: the refreshes of every session of its key (its own included) leave no gap
+/// longer than their TTL between its first and its last request. Such a session's idle gaps
+/// do not expire the block (the `anthropic` model's `prefix_kept_warm`); its messages still do.
+pub fn kept_warm(sessions: &[Placement], warm: &[Option<usize>]) -> Vec<bool> {
+    let mut by_key: HashMap<&str, Vec<(u64, u64)>> = HashMap::new();
+    for p in sessions {
+        by_key
+            .entry(p.key.as_str())
+            .or_default()
+            .extend(p.times.iter().map(|&t| (t, t.saturating_add(p.ttl_ms))));
+    }
+    for v in by_key.values_mut() {
+        v.sort_unstable();
+    }
+    sessions
+        .iter()
+        .zip(warm)
+        .map(|(p, w)| {
+            let (Some(_), Some(&start), Some(&end)) = (w, p.times.first(), p.times.last()) else {
+                return false;
+            };
+            let Some(refreshes) = by_key.get(p.key.as_str()) else {
+                return false;
+            };
+            // Sweep the refreshes sent up to the session's last request: the block stays alive
+            // while each one is sent before the previous ones expire.
+            let mut alive_until = start;
+            for &(t, until) in refreshes.iter().take_while(|(t, _)| *t <= end) {
+                if until < start {
+                    continue;
+                }
+                if t > alive_until {
+                    return false;
+                }
+                alive_until = alive_until.max(until);
+            }
+            alive_until >= end
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +145,24 @@ mod tests {
         // still alive although the latest refresh (B) expired.
         let s = [at("k", &[0], 60), at("k", &[10], 5), at("k", &[50], 5)];
         assert_eq!(warm_starts(&s), vec![None, Some(0), Some(0)]);
+    }
+
+    #[test]
+    fn other_sessions_keep_the_block_alive_through_a_session_s_idle_gap() {
+        // A (5 m) sends at 0, 4, 8, 12, 16 min: the block lives without a gap until 21.
+        // B starts at 2 (warm from A) and sends again at 19 after a 17 min idle gap: A's
+        // refreshes bridge it: kept warm. C starts at 3 and sends again at 30: nothing refreshes
+        // the block between 21 and 30: not kept (it starts warm from B, whose request at 2 lives
+        // longest, until 7). D starts cold at 60: never kept.
+        let s = [
+            at("k", &[0, 4, 8, 12, 16], 5),
+            at("k", &[2, 19], 5),
+            at("k", &[3, 30], 5),
+            at("k", &[60, 61], 5),
+        ];
+        let warm = warm_starts(&s);
+        assert_eq!(warm, vec![None, Some(0), Some(1), None]);
+        assert_eq!(kept_warm(&s, &warm), vec![false, true, false, false]);
     }
 
     #[test]
