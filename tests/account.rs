@@ -409,7 +409,7 @@ fn breakdowns_add_requests_up_by_day_project_and_model() {
 }
 
 #[test]
-fn keepalive_shortens_idle_waits_by_the_pings_sent() {
+fn keepalive_pings_on_every_wait_up_to_the_limit() {
     let text = r#"
 name = "idle"
 model = "claude-sonnet-4-5"
@@ -417,8 +417,6 @@ system = { tokens = 2000 }
 [[tools]]
 name = "Read"
 tokens = 300
-[[steps]]
-wait = "1m"
 [[steps]]
 user = { tokens = 100 }
 [[steps]]
@@ -430,31 +428,34 @@ user = { tokens = 100 }
 [[steps]]
 assistant = { tokens = 50 }
 [[steps]]
-wait = "4m"
+wait = "3h"
+[[steps]]
+user = { tokens = 100 }
+[[steps]]
+assistant = { tokens = 50 }
 "#;
     let sc = plancache::scenario::load_str(text, Path::new("idle.toml")).expect("loads");
     let ka = replay::Keepalive {
         every: Duration::from_secs(270),
         limit: Duration::from_secs(3600),
     };
-    let (out, pings) = replay::with_keepalive(&sc, ka);
-    // The 1 m wait precedes any request: no ping. 12 m: pings at 4:30 and 9:00, 3 m left.
-    // 4 m: shorter than the interval: no ping.
-    assert_eq!(pings, vec![(4, 2)]);
-    let waits: Vec<Duration> = out
+    let out = replay::with_keepalive(&sc, ka);
+    // 12 m: pings every 4m30s; 3 h: the first hour with pings, the next two without.
+    let waits: Vec<(Duration, Option<Duration>)> = out
         .steps
         .iter()
         .filter_map(|s| match s {
-            plancache::scenario::Step::Wait(w) => Some(w.0),
+            plancache::scenario::Step::Wait(w) => Some((w.0, w.1)),
             _ => None,
         })
         .collect();
+    let every = Some(Duration::from_secs(270));
     assert_eq!(
         waits,
         [
-            Duration::from_secs(60),
-            Duration::from_secs(180),
-            Duration::from_secs(240)
+            (Duration::from_secs(720), every),
+            (Duration::from_secs(3600), every),
+            (Duration::from_secs(7200), None)
         ]
     );
 }

@@ -16,22 +16,13 @@ use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
 use crate::scenario::{Scenario, Session, Step, WaitDuration};
 use crate::strategy::Strategy;
 
-/// Pings that hold the cache warm while the human is away: every `every`, re-send the last
-/// prompt with `max_tokens = 1`, for at most `limit` of each idle gap.
+/// Pings that hold the cache warm while the human is away: every `every`, the harness re-sends
+/// the stream's last request with `max_tokens = 1` (the engine's `keepalive` on waits), during
+/// at most `limit` of each idle gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Keepalive {
     pub every: Duration,
     pub limit: Duration,
-}
-
-impl Keepalive {
-    /// Pings during an idle gap of `gap`: one at every multiple of `every` that falls strictly
-    /// inside the gap and within the limit.
-    pub fn pings(&self, gap: Duration) -> u64 {
-        let every = self.every.as_millis().max(1);
-        let span = gap.min(self.limit + Duration::from_millis(1)).as_millis();
-        (span.saturating_sub(1) / every) as u64
-    }
 }
 
 /// One way of running the account's sessions.
@@ -107,7 +98,8 @@ pub fn prepare(
 #[derive(Debug, Clone, Default)]
 pub struct SessionRun {
     pub requests: Vec<RequestFigures>,
-    /// Keep-alive pings sent and what they cost (reads of the last prompt + one output token).
+    /// Keep-alive pings sent and what they cost (each re-sends the last request, one output
+    /// token).
     pub pings: u64,
     pub ping_cost: Counters,
     pub ping_output_usd: f64,
@@ -138,35 +130,36 @@ pub fn replay(
         if k == 0 && warm {
             prewarm(session, strategy, cache.as_mut());
         }
-        let (rows, pings) = match setting.keepalive {
-            None => (run(session, strategy, cache.as_mut(), env)?, Vec::new()),
+        let rows = match setting.keepalive {
+            None => run(session, strategy, cache.as_mut(), env)?,
             Some(ka) => {
-                let (sc, pings) = with_keepalive(&session.scenario, ka);
+                let sc = with_keepalive(&session.scenario, ka);
                 let s = Session::new(sc, &session.path, "", session.tokenizer.clone())
                     .map_err(|e| e.to_string())?;
-                (run(&s, strategy, cache.as_mut(), env)?, pings)
+                run(&s, strategy, cache.as_mut(), env)?
             }
         };
-        for (step, n) in pings {
-            // The last request before the wait: its prompt is what each ping re-reads.
-            if let Some(row) = rows.iter().rev().find(|r| r.step <= step) {
-                let model = &imp.scenario.model;
-                let one = Counters::priced(
-                    &env.prices,
-                    model,
-                    row.prompt_tokens,
-                    0,
-                    0,
-                    0,
-                    row.prompt_tokens,
-                );
-                for _ in 0..n {
-                    out.ping_cost.add(&one);
-                }
-                out.pings += n;
-                out.ping_output_usd +=
-                    n as f64 * env.prices.get(model).map_or(0.0, |m| m.output) / 1_000_000.0;
-            }
+        // Keep-alive pings (and any request that is not an assistant step) are priced apart;
+        // the assistant steps pair up with the recorded requests.
+        let (rows, extra): (Vec<RequestRow>, Vec<RequestRow>) =
+            rows.into_iter().partition(|r| r.kind == "reply");
+        let out_price = env
+            .prices
+            .get(&imp.scenario.model)
+            .map_or(0.0, |m| m.output)
+            / 1e6;
+        for row in &extra {
+            out.pings += 1;
+            out.ping_cost.add(&Counters::priced(
+                &env.prices,
+                &imp.scenario.model,
+                row.prompt_tokens,
+                row.input_tokens,
+                row.cache_creation_5m_tokens,
+                row.cache_creation_1h_tokens,
+                row.cache_read_input_tokens,
+            ));
+            out.ping_output_usd += row.output_tokens as f64 * out_price;
         }
         out.requests.extend(figures(
             imp,
@@ -190,27 +183,25 @@ fn run(
         .map_err(|e| e.to_string())
 }
 
-/// The scenario with every idle wait after the first request shortened by the pings sent
-/// during it (the cache entry is refreshed by the last ping, so what the cache sees is the time
-/// since that ping), and per wait step (1-based) the number of pings.
-pub fn with_keepalive(sc: &Scenario, ka: Keepalive) -> (Scenario, Vec<(usize, u64)>) {
+/// The scenario with keep-alive pings every `ka.every` on each wait; a wait longer than
+/// `ka.limit` is split into `limit` with pings and the rest without.
+pub fn with_keepalive(sc: &Scenario, ka: Keepalive) -> Scenario {
     let mut sc = sc.clone();
-    let mut pings = Vec::new();
-    let mut asked = false;
-    for (i, step) in sc.steps.iter_mut().enumerate() {
+    let mut steps = Vec::with_capacity(sc.steps.len());
+    for step in sc.steps.drain(..) {
         match step {
-            Step::Assistant(_) => asked = true,
-            Step::Wait(WaitDuration(d)) if asked => {
-                let n = ka.pings(*d);
-                if n > 0 {
-                    *d = d.saturating_sub(ka.every * n as u32);
-                    pings.push((i + 1, n));
-                }
+            Step::Wait(WaitDuration(d, _)) if d > ka.limit => {
+                steps.push(Step::Wait(WaitDuration(ka.limit, Some(ka.every))));
+                steps.push(Step::Wait(WaitDuration(d - ka.limit, None)));
             }
-            _ => {}
+            Step::Wait(WaitDuration(d, _)) => {
+                steps.push(Step::Wait(WaitDuration(d, Some(ka.every))))
+            }
+            other => steps.push(other),
         }
     }
-    (sc, pings)
+    sc.steps = steps;
+    sc
 }
 
 /// Writes the leading block an earlier session of the account left in the cache: the tools and
@@ -292,25 +283,4 @@ fn figures(
         });
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pings_fall_strictly_inside_the_gap_and_within_the_limit() {
-        let ka = Keepalive {
-            every: Duration::from_secs(270),
-            limit: Duration::from_secs(3600),
-        };
-        // 4m30s pings: a 4 min gap needs none; a 9 min gap gets one at 4:30 (the second would
-        // coincide with the request at 9:00); 9:01 gets two.
-        assert_eq!(ka.pings(Duration::from_secs(240)), 0);
-        assert_eq!(ka.pings(Duration::from_secs(540)), 1);
-        assert_eq!(ka.pings(Duration::from_secs(541)), 2);
-        // A 3 h gap: pings only during the first hour, at 4:30, 9:00, ..., 58:30 and 63:00 is
-        // past the hour: floor(3600 / 270) = 13 pings.
-        assert_eq!(ka.pings(Duration::from_secs(3 * 3600)), 13);
-    }
 }

@@ -69,17 +69,7 @@ pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
 
 /// `off` or a ping interval such as `4m30s`.
 pub fn parse_keepalive(s: &str, limit: Duration) -> Result<Option<Keepalive>, String> {
-    let s = s.trim();
-    if s == "off" {
-        return Ok(None);
-    }
-    let every = humantime::parse_duration(s).map_err(|e| {
-        format!("keep-alive `{s}`: {e}; give `off` or an interval, e.g. --keepalive off,4m30s")
-    })?;
-    if every.is_zero() {
-        return Err(format!(
-            "keep-alive `{s}` is zero; give `off` or an interval, e.g. 4m30s"
-        ));
-    }
-    Ok(Some(Keepalive { every, limit }))
+    let every = crate::scenario::parse_keepalive(s.trim())
+        .map_err(|e| format!("--keepalive: {e}; e.g. --keepalive off,4m30s"))?;
+    Ok(every.map(|every| Keepalive { every, limit }))
 }
