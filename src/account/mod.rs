@@ -275,8 +275,11 @@ pub fn run(
                     strat.as_ref(),
                     cache,
                     env,
-                    warm_for(s.ttl, i).is_some(),
-                    kept_for(s.ttl, i),
+                    match (warm_for(s.ttl, i), kept_for(s.ttl, i)) {
+                        (None, _) => replay::LeadingBlock::Cold,
+                        (Some(_), false) => replay::LeadingBlock::Warm,
+                        (Some(_), true) => replay::LeadingBlock::KeptWarm,
+                    },
                     opts.break_threshold,
                 )
             };

@@ -105,21 +105,29 @@ pub struct SessionRun {
     pub ping_output_usd: f64,
 }
 
-/// Replays every stream of `p` under `setting`. `warm`: the account's leading block (tools and
-/// system prompt) is in the cache before the first request; `kept_warm`: other sessions keep it
-/// refreshed for the whole session.
+/// Where the account's leading block (tools and system prompt) stands for a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeadingBlock {
+    /// Not cached when the session starts.
+    Cold,
+    /// Cached before the first request (an earlier session left it alive).
+    Warm,
+    /// Cached, and the account's requests keep it refreshed for the whole session.
+    KeptWarm,
+}
+
+/// Replays every stream of `p` under `setting`, the leading block as the timeline placed it.
 pub fn replay(
     p: &Prepared,
     setting: &Setting,
     strategy: &dyn Strategy,
     cache_name: &str,
     env: &ReplayEnv,
-    warm: bool,
-    kept_warm: bool,
+    leading: LeadingBlock,
     break_threshold: f64,
 ) -> Result<SessionRun, String> {
     let mut config = p.config.clone();
-    config.anthropic.prefix_kept_warm = kept_warm;
+    config.anthropic.prefix_kept_warm = leading == LeadingBlock::KeptWarm;
     if let Some(ttl) = setting.ttl {
         config.anthropic.message_ttl = ttl;
         config.anthropic.system_ttl = ttl;
@@ -127,7 +135,7 @@ pub fn replay(
     let mut cache = cache::build_with(cache_name, &env.prices, &config)?;
     let mut out = SessionRun::default();
     for (k, (imp, session)) in p.imported.iter().zip(&p.sessions).enumerate() {
-        if k == 0 && warm {
+        if k == 0 && leading != LeadingBlock::Cold {
             prewarm(session, strategy, cache.as_mut());
         }
         let rows = match setting.keepalive {
