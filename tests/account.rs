@@ -494,6 +494,7 @@ fn the_command_writes_the_report_and_names_a_missing_folder() {
     let md = String::from_utf8_lossy(&o.stdout);
     assert!(md.contains("## What if"));
     assert!(md.contains("permission-mode / ttl 5m / keepalive 4m 30s"));
+    assert!(md.contains("Cheapest: ") || md.contains("No what-if setting is cheaper"));
     for f in [
         "account.md",
         "account.html",

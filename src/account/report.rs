@@ -165,10 +165,28 @@ fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
     b.push(Block::Heading("What if".into()));
     let base = a.whatif.first().map_or(0.0, |w| w.total_usd());
     b.push(Block::Para(format!(
-        "The same sessions ({} of them; {} left out because some setting could not replay them) under each setting, predicted. The first row is the harness's own setting; saving = its cost − the setting's cost (positive: the setting is cheaper). Keep-alive pings re-read the last prompt (read price) and produce one output token.",
+        "The same sessions ({} of them; {} left out because some setting could not replay them) under each setting, predicted. The first row is the harness's own setting; saving = its cost − the setting's cost (positive: the setting is cheaper). Each keep-alive ping re-sends its stream's last request with max_tokens = 1 and is priced like any request (mostly a cache read, one output token).",
         a.sessions.len() - a.whatif_excluded.len(),
         a.whatif_excluded.len()
     )));
+    let cheapest = a
+        .whatif
+        .iter()
+        .skip(1)
+        .min_by(|x, y| x.total_usd().total_cmp(&y.total_usd()));
+    if let Some(w) = cheapest {
+        let saving = base - w.total_usd();
+        b.push(Block::Para(if saving > 0.0 {
+            format!(
+                "Cheapest: {}, {} less than the harness's own setting ({}).",
+                w.setting.label(),
+                usd(saving),
+                pct(saving / base)
+            )
+        } else {
+            "No what-if setting is cheaper than the harness's own.".to_string()
+        }));
+    }
     b.push(Block::Table(
         [
             "setting",
