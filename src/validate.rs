@@ -217,6 +217,38 @@ pub struct Validation {
     pub checks: Vec<RequestCheck>,
     /// Per transcript: lines read, records skipped (with reasons), import notes.
     pub imports: Vec<ImportSummary>,
+    /// Recorded breaks within the TTL with no event the transcript shows: what a replay from
+    /// the transcript cannot predict. Listed, never fixed up.
+    pub unexplained: Vec<Unexplained>,
+    /// Requests whose billed model is not the one the transcript's mode implies.
+    pub model_findings: Vec<ModelFinding>,
+}
+
+/// A recorded break the transcript gives no reason for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unexplained {
+    pub transcript: String,
+    pub stream: String,
+    pub request: usize,
+    pub request_id: String,
+    pub line: usize,
+    /// Time since the previous request of the stream was sent (ms).
+    pub gap_ms: u64,
+    pub previous_prompt: u64,
+    pub recorded_read: u64,
+}
+
+/// A request served by another model than the session's mode implies: in an opusplan session
+/// (plan-mode requests on Opus, the others on Sonnet), a request that did not switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelFinding {
+    pub transcript: String,
+    pub stream: String,
+    pub request_id: String,
+    pub line: usize,
+    pub mode: crate::plan_mode::Mode,
+    pub model: String,
+    pub expected: &'static str,
 }
 
 /// What the importer made of one transcript.
@@ -230,6 +262,8 @@ pub struct ImportSummary {
     pub ttl: String,
     pub shared_prefix: u64,
     pub notes: Vec<String>,
+    /// Events placed from billed cache reads (`billed` mode; 0 in `transcript` mode).
+    pub inferred: usize,
 }
 
 /// Cost of a request in base-price units with the model's multipliers.
@@ -254,6 +288,8 @@ pub fn validate(
         options: opts.clone(),
         checks: Vec::new(),
         imports: Vec::new(),
+        unexplained: Vec::new(),
+        model_findings: Vec::new(),
     };
     let tokenizer = Arc::new(Tokenizer::new(crate::prompt::Encoding::O200kBase));
     for t in transcripts {
@@ -284,7 +320,10 @@ pub fn validate(
                 .iter()
                 .flat_map(|s| s.notes.iter().map(move |n| format!("{}: {n}", s.stream)))
                 .collect(),
+            inferred: imported.iter().map(|s| s.inferred_steps.len()).sum(),
         });
+        out.model_findings
+            .extend(model_findings(&t.name, &imported));
         for (k, imp) in imported.iter().enumerate() {
             let text = imp.to_toml(&t.source)?;
             let label = format!("{}#{}", t.source, imp.stream);
@@ -295,13 +334,29 @@ pub fn validate(
                 tokenizer.clone(),
             )
             .map_err(|e| e.to_string())?;
-            if k == 0 && opts.shared_prefix != SharedPrefix::None && imp.shared_prefix > 0 {
+            // The prewarmed block is sized by the first request's billed read: `billed` only.
+            if k == 0
+                && opts.events == Events::Billed
+                && opts.shared_prefix != SharedPrefix::None
+                && imp.shared_prefix > 0
+            {
                 prewarm(&session, strategy.as_ref(), cache.as_mut());
             }
-            let replay = engine::replay(&session, strategy.as_ref(), cache.as_mut(), env)
+            // Each stream keeps its own name in the one account cache: subagent streams get
+            // the harness's subagent TTL and their own per-stream state.
+            let mut named = NamedStream {
+                inner: cache.as_mut(),
+                stream: match imp.kind {
+                    StreamKind::Main => "main".to_string(),
+                    StreamKind::Agent => imp.stream.clone(),
+                },
+            };
+            let replay = engine::replay(&session, strategy.as_ref(), &mut named, env)
                 .map_err(|e| e.to_string())?;
-            out.checks
-                .extend(compare(&t.name, imp, &replay.rows, &env.prices, opts));
+            let checks = compare(&t.name, imp, &replay.rows, &env.prices, opts);
+            let ttl_ms = imp.ttl.unwrap_or(Ttl::FiveMinutes).millis();
+            out.unexplained.extend(unexplained(&checks, imp, ttl_ms));
+            out.checks.extend(checks);
         }
     }
     Ok(out)
@@ -322,7 +377,7 @@ pub fn validate_session(
 /// garbage), never a validation of zero requests.
 fn check_transcript(t: &Transcript) -> Result<(), String> {
     if t.streams.iter().any(|s| s.requests().next().is_some()) {
-        return Ok(());
+        return crate::import::check_sizes(t);
     }
     let why = t
         .skipped
@@ -335,6 +390,110 @@ fn check_transcript(t: &Transcript) -> Result<(), String> {
         t.lines,
         t.skipped.len()
     ))
+}
+
+/// A cache model seen under one stream name: the engine names every replayed scenario's stream
+/// `main`, while one session's streams must stay apart in the account's cache.
+struct NamedStream<'a> {
+    inner: &'a mut dyn cache::CacheModel,
+    stream: String,
+}
+
+impl NamedStream<'_> {
+    fn renamed(&self, req: &Request) -> Request {
+        let mut r = req.clone();
+        if r.stream == "main" {
+            r.stream = self.stream.clone();
+        }
+        r
+    }
+}
+
+impl cache::CacheModel for NamedStream<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn lookup(&mut self, req: &Request) -> cache::CacheOutcome {
+        let r = self.renamed(req);
+        self.inner.lookup(&r)
+    }
+    fn store(&mut self, req: &Request, outcome: &cache::CacheOutcome, visible: u64, done: u64) {
+        let r = self.renamed(req);
+        self.inner.store(&r, outcome, visible, done)
+    }
+    fn charges_writes(&self) -> bool {
+        self.inner.charges_writes()
+    }
+}
+
+/// Recorded breaks within the TTL with no recognised event before them.
+fn unexplained(checks: &[RequestCheck], imp: &ImportedScenario, ttl_ms: u64) -> Vec<Unexplained> {
+    checks
+        .windows(2)
+        .zip(imp.requests.iter().skip(1))
+        .filter_map(|(w, rec)| {
+            let (prev, c) = (&w[0], &w[1]);
+            let gap_ms = c.sent_at_ms.saturating_sub(prev.sent_at_ms);
+            (c.recorded_break && gap_ms < ttl_ms && rec.events.is_empty()).then(|| Unexplained {
+                transcript: c.transcript.clone(),
+                stream: c.stream.clone(),
+                request: c.request,
+                request_id: c.request_id.clone(),
+                line: c.line,
+                gap_ms,
+                previous_prompt: prev.recorded_prompt,
+                recorded_read: c.recorded_read,
+            })
+        })
+        .collect()
+}
+
+/// In a session whose plan-mode requests ran on Opus and whose other requests ran on Sonnet
+/// (Claude Code's `opusplan`), the requests that ran on the other model than their mode implies.
+fn model_findings(transcript: &str, imported: &[ImportedScenario]) -> Vec<ModelFinding> {
+    use crate::plan_mode::Mode;
+    let Some(main) = imported.iter().find(|s| s.kind == StreamKind::Main) else {
+        return Vec::new();
+    };
+    let family = |m: &str| {
+        if m.contains("opus") {
+            "opus"
+        } else if m.contains("sonnet") {
+            "sonnet"
+        } else {
+            "other"
+        }
+    };
+    let opus_in_plan = main
+        .requests
+        .iter()
+        .any(|r| r.mode == Mode::Plan && family(&r.model) == "opus");
+    let sonnet_outside = main
+        .requests
+        .iter()
+        .any(|r| r.mode != Mode::Plan && family(&r.model) == "sonnet");
+    if !(opus_in_plan && sonnet_outside) {
+        return Vec::new();
+    }
+    main.requests
+        .iter()
+        .filter_map(|r| {
+            let expected = if r.mode == Mode::Plan {
+                "opus"
+            } else {
+                "sonnet"
+            };
+            (family(&r.model) != expected).then(|| ModelFinding {
+                transcript: transcript.to_string(),
+                stream: main.stream.clone(),
+                request_id: r.request_id.clone(),
+                line: r.line,
+                mode: r.mode,
+                model: r.model.clone(),
+                expected,
+            })
+        })
+        .collect()
 }
 
 /// The cache parameters with the TTLs the transcript wrote: Claude Code's message breakpoint
@@ -357,6 +516,13 @@ pub fn harness_config(
         .flat_map(|s| s.requests())
         .any(|r| r.usage.creation_1h.is_some_and(|n| n > 0));
     let mut c = base.clone();
+    if let Some(agent) = imported
+        .iter()
+        .filter(|s| s.kind == StreamKind::Agent)
+        .find_map(|s| s.ttl)
+    {
+        c.anthropic.subagent_message_ttl = Some(agent);
+    }
     c.anthropic.message_ttl = message;
     c.anthropic.system_ttl = if any_1h { Ttl::OneHour } else { message };
     c
@@ -559,7 +725,15 @@ impl Validation {
         let pct = |x: f64| format!("{:.2}%", x * 100.0);
         let opt = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.2}"));
         let mut md = format!(
-            "# Validation against recorded usage\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
+            "# Validation against recorded usage (events from the {})\n\n{}\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
+            o.events.as_str(),
+            match o.events {
+                Events::Transcript => "Mode `--events transcript`: every replayed event comes from the transcript's records and timestamps; billed cache reads and writes are only compared against.".to_string(),
+                Events::Billed => format!(
+                    "Mode `--events billed`: besides the transcript's own events, {} event(s) were placed where the billed cache read dropped within the TTL (marked `# inferred from billed cache_read`); the figures below are not a blind prediction.",
+                    self.imports.iter().map(|i| i.inferred).sum::<usize>()
+                ),
+            },
             o.strategy,
             o.cache,
             match o.first_request {
@@ -568,7 +742,8 @@ impl Validation {
             },
             match o.shared_prefix {
                 SharedPrefix::None => "none (cold cache)",
-                SharedPrefix::Recorded => "the block the first request read",
+                SharedPrefix::Recorded if o.events == Events::Transcript => "none (the block the first request read is a billed figure)",
+            SharedPrefix::Recorded => "the block the first request read",
                 SharedPrefix::KeptWarm => "the block the first request read, tools/system kept warm",
             },
             pct(o.tolerance),
@@ -647,6 +822,39 @@ impl Validation {
                     c.predicted_break,
                     if c.reason.is_empty() { "-" } else { &c.reason },
                     if c.events.is_empty() { "-" } else { &c.events }
+                ));
+            }
+        }
+        md.push_str(&format!(
+            "\n## Breaks the transcript cannot explain\n\n{} recorded break(s) within the TTL with no event in the transcript before them: a replay from the transcript cannot predict these, and none is fixed up.\n\n",
+            self.unexplained.len()
+        ));
+        if !self.unexplained.is_empty() {
+            md.push_str("| transcript | stream | request | request id | line | gap since previous send | previous prompt | read |\n|---|---|---:|---|---:|---:|---:|---:|\n");
+            for u in &self.unexplained {
+                md.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {:.0}s | {} | {} |\n",
+                    u.transcript,
+                    u.stream,
+                    u.request,
+                    u.request_id,
+                    u.line,
+                    u.gap_ms as f64 / 1000.0,
+                    u.previous_prompt,
+                    u.recorded_read
+                ));
+            }
+        }
+        md.push_str(&format!(
+            "\n## Model not the one the mode implies\n\n{} request(s): in a session whose plan-mode requests ran on Opus and whose other requests on Sonnet (`opusplan`), a request billed on the other model.\n\n",
+            self.model_findings.len()
+        ));
+        if !self.model_findings.is_empty() {
+            md.push_str("| transcript | stream | request id | line | mode | billed model | mode implies |\n|---|---|---|---:|---|---|---|\n");
+            for f in &self.model_findings {
+                md.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} | {} |\n",
+                    f.transcript, f.stream, f.request_id, f.line, f.mode, f.model, f.expected
                 ));
             }
         }

@@ -350,7 +350,12 @@ fn requested_breakpoints(
             // are also an entry of their own).
             let sys = st.system.as_slice();
             let first_msg = req.first_segment_at(Level::Messages);
-            let ttl = config.system_ttl;
+            // A subagent request writes one TTL class only (no Claude Code request writes both
+            // 1 h and 5 m): its system breakpoints take the subagent TTL too.
+            let ttl = match config.subagent_message_ttl {
+                Some(t) if req.stream != "main" => t,
+                _ => config.system_ttl,
+            };
             match sys {
                 [] => {
                     if let Some(i) = last_nonempty(first_msg) {
@@ -581,4 +586,40 @@ impl CacheModel for BreakpointCache {
         }
         st.seen_ok = hashes.len();
     }
+}
+
+/// The TTL classes one request of `scenario` would write under `config`'s Claude Code layout
+/// (with the scenario's own `cache_control` marks when honoured), and a warning when there are
+/// two: Claude Code never bills 1 h and 5 m writes in one request, so such a layout describes no
+/// real harness request.
+pub fn mixed_ttl_warning(
+    scenario: &crate::scenario::Scenario,
+    config: &BreakpointConfig,
+) -> Option<String> {
+    let mut main: Vec<Ttl> = Vec::new();
+    if config.layout == Layout::ClaudeCode {
+        main.extend([config.system_ttl, config.message_ttl]);
+    } else {
+        main.push(config.message_ttl);
+    }
+    if config.explicit_breakpoints || config.layout == Layout::Explicit {
+        main.extend(scenario.tools.iter().filter_map(|t| t.cache_control));
+        main.extend(
+            scenario
+                .system
+                .to_vec()
+                .iter()
+                .filter_map(|c| c.cache_control),
+        );
+        main.extend(scenario.context.iter().filter_map(|c| c.cache_control));
+    }
+    main.sort();
+    main.dedup();
+    (main.len() > 1).then(|| {
+        format!(
+            "a request would write both {} and {} cache entries; Claude Code writes one TTL class per request (main thread 1h or 5m, subagents 5m), so such a layout bills writes no real session shows",
+            main[0].as_str(),
+            main[1].as_str()
+        )
+    })
 }

@@ -304,10 +304,28 @@ impl Replayer<'_> {
                 let summary =
                     session.message(Role::User, &format!("{}:compact-summary", at.label), source);
                 let size = summary.len();
-                main.conversation = main.context_segments();
+                match c.keep_tokens {
+                    // Cleared in place: whole messages within `keep` tokens stay.
+                    Some(keep) => {
+                        let mut kept = 0u64;
+                        let n = main
+                            .conversation
+                            .iter()
+                            .take_while(|seg| {
+                                kept += seg.len() as u64;
+                                kept <= keep as u64
+                            })
+                            .count();
+                        main.conversation.truncate(n);
+                        main.touched(n);
+                    }
+                    None => {
+                        main.conversation = main.context_segments();
+                        main.touched(0);
+                        main.loaded.clear();
+                    }
+                }
                 main.conversation.push(summary);
-                main.touched(0);
-                main.loaded.clear();
                 record(
                     trace,
                     at,
@@ -464,6 +482,11 @@ impl Replayer<'_> {
             &self.out,
             session,
         )?;
+        if turn.unlogged {
+            // Sent and cached, but neither logged nor part of the conversation.
+            stream.keep_sent(request.segments);
+            return Ok(());
+        }
         self.out.rows.push(row);
         stream.keep_sent(request.segments);
         stream.conversation.push(reply);

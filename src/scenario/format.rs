@@ -460,6 +460,12 @@ pub struct Compact {
     pub summary_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// Messages kept in place, in tokens from the start of the conversation (whole messages, up
+    /// to this many): tool results cleared in place or a rewind keep the prefix before the first
+    /// changed message, and the summary stands for what follows it. Unset: a full compaction,
+    /// the conversation restarts from the summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_tokens: Option<u32>,
 }
 
 /// A duration written as text (`"90s"`, `"7m"`, `"1h30m"`).
@@ -491,6 +497,12 @@ pub struct Turn {
     /// Tool calls made in this reply, executed in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<Call>,
+    /// A request the harness sent but did not log (a retry after an API error, a summary made
+    /// while the user was away): it reads and refreshes the cache like any request, but its
+    /// reply joins no conversation and it yields no request row, so replays of recorded
+    /// sessions stay aligned with the recorded requests.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unlogged: bool,
 }
 
 /// One tool call.
