@@ -462,6 +462,18 @@ impl Replayer<'_> {
             None => model,
         };
         let segments = stream.request_segments(segments);
+        // An unlogged request ends with a message of its own (the away summary's instruction,
+        // a retried attempt's tail), `tokens` long, that joins no conversation: its entry is
+        // never read again, while the prefix it shares is read and refreshed.
+        let kept = turn.unlogged.then(|| segments.clone());
+        let mut segments = segments;
+        if turn.unlogged && !reply.is_empty() {
+            segments.push(session.message(
+                Role::User,
+                &format!("{}:unlogged", at.label),
+                TokenSource::Count(reply.len() as u32),
+            ));
+        }
         let request = Request {
             index: self.out.rows.len(),
             stream: stream.name.clone(),
@@ -482,9 +494,9 @@ impl Replayer<'_> {
             &self.out,
             session,
         )?;
-        if turn.unlogged {
+        if let Some(kept) = kept {
             // Sent and cached, but neither logged nor part of the conversation.
-            stream.keep_sent(request.segments);
+            stream.keep_sent(kept);
             return Ok(());
         }
         self.out.rows.push(row);

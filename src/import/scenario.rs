@@ -841,8 +841,10 @@ fn build_stream(
                     // Sent and refreshing the cache, but not a recorded request.
                     steps.extend(wait(at_ms.saturating_sub(clock)));
                     clock = clock.max(*at_ms);
+                    // Its own closing message is not in the log: one token stands for it (only
+                    // its place matters: the entry it writes ends past the conversation).
                     steps.push(Step::Assistant(Turn {
-                        tokens: Some(0),
+                        tokens: Some(1),
                         unlogged: true,
                         ..Turn::default()
                     }));

@@ -498,9 +498,10 @@ pub struct Turn {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<Call>,
     /// A request the harness sent but did not log (a retry after an API error, a summary made
-    /// while the user was away): it reads and refreshes the cache like any request, but its
-    /// reply joins no conversation and it yields no request row, so replays of recorded
-    /// sessions stay aligned with the recorded requests.
+    /// while the user was away): it reads and refreshes the cache like any request, but yields
+    /// no request row, so replays of recorded sessions stay aligned with the recorded requests.
+    /// Its `tokens` are then a closing message of its own (an instruction) sent after the
+    /// conversation and kept in none.
     #[serde(default, skip_serializing_if = "is_false")]
     pub unlogged: bool,
 }
