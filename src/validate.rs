@@ -434,7 +434,12 @@ fn unexplained(checks: &[RequestCheck], imp: &ImportedScenario, ttl_ms: u64) -> 
         .filter_map(|(w, rec)| {
             let (prev, c) = (&w[0], &w[1]);
             let gap_ms = c.sent_at_ms.saturating_sub(prev.sent_at_ms);
-            (c.recorded_break && gap_ms < ttl_ms && rec.events.is_empty()).then(|| Unexplained {
+            // Events placed from billed reads (`billed` mode) are not the transcript's.
+            let seen = rec
+                .events
+                .iter()
+                .any(|e| !e.contains(crate::import::scenario::INFERRED));
+            (c.recorded_break && gap_ms < ttl_ms && !seen).then(|| Unexplained {
                 transcript: c.transcript.clone(),
                 stream: c.stream.clone(),
                 request: c.request,

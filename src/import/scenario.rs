@@ -482,7 +482,8 @@ fn build_stream(
                 Boundary::ToolsChanged(format!("tools changed ({what})"), false)
             } else if let Some(what) = change(PrefixChange::EarlyContext) {
                 Boundary::EarlyEdit(format!("early context block edited ({what})"), false)
-            } else if billed {
+            } else if billed && model_family(&r.model) == model_family(&next.model) {
+                // A model switch explains a break by itself (caches are per model).
                 classify_break(r, next, static_tokens, opts).unwrap_or(Boundary::None)
             } else {
                 Boundary::None
@@ -570,6 +571,13 @@ fn build_stream(
             .copied()
             .unwrap_or(r.first_at_ms)
             .max(sent);
+        if k > 0 && model_family(&rounds[k - 1].0.model) != model_family(&r.model) {
+            events_next.push(format!(
+                "model changed from {} to {} (each model has its own cache)",
+                comment_safe(&rounds[k - 1].0.model),
+                comment_safe(&r.model)
+            ));
+        }
         requests.push(RecordedRequest {
             request_id: r.request_id.clone(),
             line: r.line,
