@@ -12,9 +12,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::cache::{self, PriceTable};
+use crate::cache::{self, CacheOutcome, PriceTable};
 use crate::engine::{self, ReplayEnv};
 use crate::import::discover::{read_session, SessionFiles};
+use crate::import::scenario::SendTime;
 use crate::import::{
     build_scenarios, Events, ImportOptions, ImportedScenario, StreamKind, Transcript,
 };
@@ -324,34 +325,61 @@ pub fn validate(
         });
         out.model_findings
             .extend(model_findings(&t.name, &imported));
-        for (k, imp) in imported.iter().enumerate() {
-            let text = imp.to_toml(&t.source)?;
-            let label = format!("{}#{}", t.source, imp.stream);
-            let session = Session::new(
-                imp.scenario.clone(),
-                Path::new(&label),
-                &text,
-                tokenizer.clone(),
-            )
-            .map_err(|e| e.to_string())?;
-            // The prewarmed block is sized by the first request's billed read: `billed` only.
-            if k == 0
-                && opts.events == Events::Billed
+        let sessions = imported
+            .iter()
+            .map(|imp| {
+                let text = imp.to_toml(&t.source)?;
+                let label = format!("{}#{}", t.source, imp.stream);
+                Session::new(
+                    imp.scenario.clone(),
+                    Path::new(&label),
+                    &text,
+                    tokenizer.clone(),
+                )
+                .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        // The prewarmed block is sized by the first request's billed read: `billed` only.
+        if let (Some(imp), Some(session)) = (imported.first(), sessions.first()) {
+            if opts.events == Events::Billed
                 && opts.shared_prefix != SharedPrefix::None
                 && imp.shared_prefix > 0
             {
-                prewarm(&session, strategy.as_ref(), cache.as_mut());
+                prewarm(session, strategy.as_ref(), cache.as_mut());
             }
-            // Each stream keeps its own name in the one account cache: subagent streams get
-            // the harness's subagent TTL and their own per-stream state.
-            let mut named = NamedStream {
-                inner: cache.as_mut(),
-                stream: match imp.kind {
-                    StreamKind::Main => "main".to_string(),
-                    StreamKind::Agent => imp.stream.clone(),
-                },
+        }
+        // 1. Each stream's requests, as the strategy renders them, at their recorded times.
+        let mut sent: Vec<(u64, usize, usize, Request, SendTime)> = Vec::new();
+        for (s, (imp, session)) in imported.iter().zip(&sessions).enumerate() {
+            let mut rec = Recorder {
+                stream: stream_name(imp),
+                timeline: &imp.timeline,
+                requests: Vec::new(),
             };
-            let replay = engine::replay(&session, strategy.as_ref(), &mut named, env)
+            engine::replay(session, strategy.as_ref(), &mut rec, env).map_err(|e| e.to_string())?;
+            for (k, (req, at)) in rec.requests.into_iter().enumerate() {
+                sent.push((at.sent_ms, s, k, req, at));
+            }
+        }
+        // 2. All streams of the session against the one account cache, in send-time order.
+        sent.sort_by_key(|(at, s, k, _, _)| (*at, *s, *k));
+        let mut outcomes: Vec<Vec<CacheOutcome>> = imported
+            .iter()
+            .map(|imp| vec![CacheOutcome::default(); imp.timeline.len()])
+            .collect();
+        for (_, s, k, req, at) in &sent {
+            let o = cache.lookup(req);
+            cache.store(req, &o, at.visible_ms, at.finished_ms);
+            outcomes[*s][*k] = o;
+        }
+        // 3. Each stream priced with the outcomes the shared cache gave.
+        for ((imp, session), outcomes) in imported.iter().zip(&sessions).zip(outcomes) {
+            let mut play = Playback {
+                name: cache.name().to_string(),
+                charges_writes: cache.charges_writes(),
+                outcomes: outcomes.into_iter(),
+            };
+            let replay = engine::replay(session, strategy.as_ref(), &mut play, env)
                 .map_err(|e| e.to_string())?;
             let checks = compare(&t.name, imp, &replay.rows, &env.prices, opts);
             let ttl_ms = imp.ttl.unwrap_or(Ttl::FiveMinutes).millis();
@@ -392,37 +420,62 @@ fn check_transcript(t: &Transcript) -> Result<(), String> {
     ))
 }
 
-/// A cache model seen under one stream name: the engine names every replayed scenario's stream
-/// `main`, while one session's streams must stay apart in the account's cache.
-struct NamedStream<'a> {
-    inner: &'a mut dyn cache::CacheModel,
+/// The engine names every replayed scenario's stream `main`; in the account's cache each stream
+/// of the session keeps its own name (subagent streams get the subagent TTL and their own state).
+fn stream_name(imp: &ImportedScenario) -> String {
+    match imp.kind {
+        StreamKind::Main => "main".to_string(),
+        StreamKind::Agent => imp.stream.clone(),
+    }
+}
+
+/// Collects a stream's requests, stamped with their recorded send times, without caching.
+struct Recorder<'a> {
     stream: String,
+    timeline: &'a [SendTime],
+    requests: Vec<(Request, SendTime)>,
 }
 
-impl NamedStream<'_> {
-    fn renamed(&self, req: &Request) -> Request {
-        let mut r = req.clone();
-        if r.stream == "main" {
-            r.stream = self.stream.clone();
-        }
-        r
-    }
-}
-
-impl cache::CacheModel for NamedStream<'_> {
+impl cache::CacheModel for Recorder<'_> {
     fn name(&self) -> &str {
-        self.inner.name()
+        "recorder"
     }
-    fn lookup(&mut self, req: &Request) -> cache::CacheOutcome {
-        let r = self.renamed(req);
-        self.inner.lookup(&r)
+    fn lookup(&mut self, req: &Request) -> CacheOutcome {
+        let at = self
+            .timeline
+            .get(self.requests.len())
+            .copied()
+            .unwrap_or(SendTime {
+                sent_ms: req.sent_at_ms,
+                visible_ms: req.sent_at_ms,
+                finished_ms: req.sent_at_ms,
+            });
+        let mut r = req.clone();
+        r.stream = self.stream.clone();
+        r.sent_at_ms = at.sent_ms;
+        self.requests.push((r, at));
+        CacheOutcome::default()
     }
-    fn store(&mut self, req: &Request, outcome: &cache::CacheOutcome, visible: u64, done: u64) {
-        let r = self.renamed(req);
-        self.inner.store(&r, outcome, visible, done)
+    fn store(&mut self, _: &Request, _: &CacheOutcome, _: u64, _: u64) {}
+}
+
+/// Answers a stream's lookups with the outcomes the shared cache gave, in order.
+struct Playback {
+    name: String,
+    charges_writes: bool,
+    outcomes: std::vec::IntoIter<CacheOutcome>,
+}
+
+impl cache::CacheModel for Playback {
+    fn name(&self) -> &str {
+        &self.name
     }
+    fn lookup(&mut self, _: &Request) -> CacheOutcome {
+        self.outcomes.next().unwrap_or_default()
+    }
+    fn store(&mut self, _: &Request, _: &CacheOutcome, _: u64, _: u64) {}
     fn charges_writes(&self) -> bool {
-        self.inner.charges_writes()
+        self.charges_writes
     }
 }
 

@@ -169,3 +169,17 @@ fn permission_mode_records_switch_modes_and_opusplan_misses_are_flagged() {
     assert_eq!(reads[1..], [(0, 0), (15000, 15000), (15100, 15100)]);
     assert!(v.to_markdown().contains("| req_o4 |"));
 }
+
+#[test]
+fn streams_of_a_session_share_one_cache_in_send_time_order() {
+    let v = run("parallel_agents.jsonl");
+    let b1 = req(&v, "req_b1");
+    let a2 = req(&v, "req_a2");
+    // B reads the agents' static prefix A wrote 247 s earlier; A's second request, 496 s after
+    // its first finished, reads the same block because B refreshed it at 250-252 s.
+    assert!(b1.predicted_read > 5900, "{b1:?}");
+    assert_eq!(a2.predicted_read, b1.predicted_read);
+    assert_eq!(a2.recorded_read, 5990);
+    // Sent 497 s after the main request finished: the main stream's 5 m entries expired.
+    assert_eq!(req(&v, "req_p2").predicted_read, 0);
+}

@@ -545,7 +545,7 @@ impl CacheModel for BreakpointCache {
         outcome
     }
 
-    fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible_at_ms: u64, _done: u64) {
+    fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible_at_ms: u64, done: u64) {
         let min = self.min_cacheable(&req.model);
         let salts = self.salts(req);
         let st = self.streams.stream(&req.stream);
@@ -564,10 +564,11 @@ impl CacheModel for BreakpointCache {
                 continue;
             }
             // A breakpoint whose entry is live was a read (refreshed in `lookup`); any other
-            // writes its entry, readable once the response begins (A13).
+            // writes its entry, readable once the response begins (A13). Its TTL runs from when
+            // the request finished: an idle gap is measured from the end of the response.
             let fresh = Entry {
                 visible_at: visible_at_ms,
-                expires_at: visible_at_ms.saturating_add(ttl_of[k]),
+                expires_at: done.max(visible_at_ms).saturating_add(ttl_of[k]),
             };
             match state.entries.get_mut(&hashes[i]) {
                 Some(e) if now < e.expires_at => {

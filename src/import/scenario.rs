@@ -85,6 +85,15 @@ pub struct RecordedRequest {
     pub mode: Mode,
 }
 
+/// When a request was sent, when its response began to be written (its first record) and when it
+/// finished (its last record), in ms after the transcript's first record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendTime {
+    pub sent_ms: u64,
+    pub visible_ms: u64,
+    pub finished_ms: u64,
+}
+
 /// The scenario of one stream, with what was recorded for each of its requests.
 #[derive(Debug, Clone)]
 pub struct ImportedScenario {
@@ -99,6 +108,9 @@ pub struct ImportedScenario {
     pub shared_prefix: u64,
     /// Findings worth telling the user (model switches, shrinking prompts, mode repairs).
     pub notes: Vec<String>,
+    /// Every request the scenario sends (logged and unlogged), in send order, with its recorded
+    /// times: validate feeds the cache model these instead of the replay's own clock.
+    pub timeline: Vec<SendTime>,
     /// Steps (0-based) placed from a billed cache read (`billed` mode only); each is marked
     /// `# inferred from billed cache_read` in the scenario file.
     pub inferred_steps: Vec<usize>,
@@ -556,6 +568,7 @@ fn build_stream(
     let mut clock = start;
     let mut events_next: Vec<String> = Vec::new();
     let mut inferred_steps: Vec<usize> = Vec::new();
+    let mut timeline: Vec<SendTime> = Vec::new();
     for (k, (r, after)) in rounds.iter().enumerate() {
         // Sent when the last item before it was written; a response written long after that
         // (a stall) was still sent then.
@@ -571,6 +584,12 @@ fn build_stream(
             .copied()
             .unwrap_or(r.first_at_ms)
             .max(sent);
+        let visible = r.first_at_ms.clamp(sent, clock);
+        timeline.push(SendTime {
+            sent_ms: sent.saturating_sub(origin),
+            visible_ms: visible.saturating_sub(origin),
+            finished_ms: clock.saturating_sub(origin),
+        });
         if k > 0 && model_family(&rounds[k - 1].0.model) != model_family(&r.model) {
             events_next.push(format!(
                 "model changed from {} to {} (each model has its own cache)",
@@ -849,6 +868,12 @@ fn build_stream(
                     // Sent and refreshing the cache, but not a recorded request.
                     steps.extend(wait(at_ms.saturating_sub(clock)));
                     clock = clock.max(*at_ms);
+                    let at = clock.saturating_sub(origin);
+                    timeline.push(SendTime {
+                        sent_ms: at,
+                        visible_ms: at,
+                        finished_ms: at,
+                    });
                     // Its own closing message is not in the log: one token stands for it (only
                     // its place matters: the entry it writes ends past the conversation).
                     steps.push(Step::Assistant(Turn {
@@ -1010,6 +1035,7 @@ fn build_stream(
             ttl,
             shared_prefix,
             notes,
+            timeline,
             inferred_steps,
         },
         static_tokens,
