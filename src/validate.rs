@@ -783,7 +783,7 @@ impl Validation {
         let pct = |x: f64| format!("{:.2}%", x * 100.0);
         let opt = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.2}"));
         let mut md = format!(
-            "# Validation against recorded usage (events from the {})\n\n{}\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
+            "# Validation against recorded usage (--events {})\n\n{}\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
             o.events.as_str(),
             match o.events {
                 Events::Transcript => "Mode `--events transcript`: every replayed event comes from the transcript's records and timestamps; billed cache reads and writes are only compared against.".to_string(),

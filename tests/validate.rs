@@ -93,7 +93,7 @@ fn transcript_mode_predicts_only_the_breaks_the_records_show() {
     assert_eq!(unexplained, vec!["req_b3", "req_b4"]);
     assert!(v
         .to_markdown()
-        .starts_with("# Validation against recorded usage (events from the transcript)"));
+        .starts_with("# Validation against recorded usage (--events transcript)"));
     assert!(v
         .to_markdown()
         .contains("## Breaks the transcript cannot explain"));
