@@ -233,7 +233,7 @@ pub struct Unexplained {
     pub request: usize,
     pub request_id: String,
     pub line: usize,
-    /// Time since the previous request of the stream was sent (ms).
+    /// Idle time since the previous response of the stream finished (ms).
     pub gap_ms: u64,
     pub previous_prompt: u64,
     pub recorded_read: u64,
@@ -483,15 +483,16 @@ impl cache::CacheModel for Playback {
 fn unexplained(checks: &[RequestCheck], imp: &ImportedScenario, ttl_ms: u64) -> Vec<Unexplained> {
     checks
         .windows(2)
-        .zip(imp.requests.iter().skip(1))
-        .filter_map(|(w, rec)| {
-            let (prev, c) = (&w[0], &w[1]);
-            let gap_ms = c.sent_at_ms.saturating_sub(prev.sent_at_ms);
-            // Events placed from billed reads (`billed` mode) are not the transcript's.
-            let seen = rec
-                .events
-                .iter()
-                .any(|e| !e.contains(crate::import::scenario::INFERRED));
+        .zip(imp.requests.windows(2))
+        .filter_map(|(w, r)| {
+            let (prev, c, rec) = (&w[0], &w[1], &r[1]);
+            // Idle time since the previous response of the stream finished (the TTL's clock).
+            let gap_ms = rec.sent_at_ms.saturating_sub(r[0].finished_at_ms);
+            // Events placed from billed reads (`billed` mode) are not the transcript's, and an
+            // unlogged request refreshes the cache rather than breaking it.
+            let seen = rec.events.iter().any(|e| {
+                !e.contains(crate::import::scenario::INFERRED) && !e.starts_with("unlogged request")
+            });
             (c.recorded_break && gap_ms < ttl_ms && !seen).then(|| Unexplained {
                 transcript: c.transcript.clone(),
                 stream: c.stream.clone(),
@@ -888,7 +889,7 @@ impl Validation {
             self.unexplained.len()
         ));
         if !self.unexplained.is_empty() {
-            md.push_str("| transcript | stream | request | request id | line | gap since previous send | previous prompt | read |\n|---|---|---:|---|---:|---:|---:|---:|\n");
+            md.push_str("| transcript | stream | request | request id | line | idle since previous response | previous prompt | read |\n|---|---|---:|---|---:|---:|---:|---:|\n");
             for u in &self.unexplained {
                 md.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {:.0}s | {} | {} |\n",

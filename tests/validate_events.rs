@@ -183,3 +183,20 @@ fn streams_of_a_session_share_one_cache_in_send_time_order() {
     // Sent 497 s after the main request finished: the main stream's 5 m entries expired.
     assert_eq!(req(&v, "req_p2").predicted_read, 0);
 }
+
+#[test]
+fn stopping_a_tool_sends_nothing() {
+    // The user stopped a tool of a logged request: the marker follows the tool result, and no
+    // request was sent. Only the marker right after the user's own input is an unlogged request.
+    let lines = [
+        r#"{"type":"user","uuid":"u1","timestamp":"2025-11-04T09:00:00.000Z","message":{"role":"user","content":"Hi"}}"#,
+        r#"{"type":"assistant","uuid":"a1","timestamp":"2025-11-04T09:00:03.000Z","requestId":"r1","message":{"model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"usage":{"input_tokens":3,"cache_creation_input_tokens":14997,"cache_read_input_tokens":0}}}"#,
+        r#"{"type":"user","uuid":"u2","timestamp":"2025-11-04T09:00:05.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"The user doesn't want to proceed","is_error":true}]}}"#,
+        r#"{"type":"user","uuid":"u3","timestamp":"2025-11-04T09:00:05.100Z","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}}"#,
+    ];
+    let t = claude_code::parse(&lines.join("\n"));
+    assert!(!t.streams[0]
+        .items
+        .iter()
+        .any(|i| matches!(i, Item::Unlogged { .. })));
+}

@@ -372,13 +372,13 @@ impl Parser {
     }
 
     /// An interrupt marker (`[Request interrupted by user]`) right after the user's own input:
-    /// the request was sent, but no block of it was logged.
+    /// the request was sent, but no block of it was logged. (After a tool result the marker is
+    /// `... for tool use`: the user stopped a tool of a logged request, nothing was sent.)
     fn interrupted_unlogged(&self, stream: usize, content: &Value) -> bool {
-        let text = content_text(content);
-        text.starts_with("[Request interrupted by user")
+        content_text(content).trim() == "[Request interrupted by user]"
             && matches!(
                 self.streams[stream].items.last(),
-                Some(Item::User { .. } | Item::ToolResult { .. } | Item::Reminder { .. })
+                Some(Item::User { .. } | Item::Reminder { .. })
             )
     }
 

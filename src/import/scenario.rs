@@ -83,6 +83,8 @@ pub struct RecordedRequest {
     pub events: Vec<String>,
     /// The permission mode the transcript was in when it was sent.
     pub mode: Mode,
+    /// When its response finished (its last record), in ms after the transcript's first record.
+    pub finished_at_ms: u64,
 }
 
 /// When a request was sent, when its response began to be written (its first record) and when it
@@ -605,6 +607,7 @@ fn build_stream(
             sent_at_ms: sent.saturating_sub(origin),
             events: std::mem::take(&mut events_next),
             mode,
+            finished_at_ms: clock.saturating_sub(origin),
         });
 
         let mut implicit_summary: Option<u64> = None;
