@@ -381,7 +381,14 @@ pub fn validate(
             };
             let replay = engine::replay(session, strategy.as_ref(), &mut play, env)
                 .map_err(|e| e.to_string())?;
-            let checks = compare(&t.name, imp, &replay.rows, &env.prices, opts);
+            // Only replies stand for recorded requests (imported scenarios send no compaction
+            // request and no keep-alive ping, whose rows would be of another kind).
+            let rows: Vec<RequestRow> = replay
+                .rows
+                .into_iter()
+                .filter(|r| r.kind == "reply")
+                .collect();
+            let checks = compare(&t.name, imp, &rows, &env.prices, opts);
             let ttl_ms = imp.ttl.unwrap_or(Ttl::FiveMinutes).millis();
             out.unexplained.extend(unexplained(&checks, imp, ttl_ms));
             out.checks.extend(checks);

@@ -374,7 +374,7 @@ fn clamp(n: u64) -> u32 {
 }
 
 fn wait(ms: u64) -> Option<Step> {
-    (ms > 0).then(|| Step::Wait(WaitDuration(std::time::Duration::from_millis(ms))))
+    (ms > 0).then(|| Step::Wait(WaitDuration::new(std::time::Duration::from_millis(ms))))
 }
 
 fn is_write(name: &str) -> bool {
@@ -1127,10 +1127,12 @@ fn shrink(msgs: &mut Vec<(u64, Option<String>)>, keep: u64, total: u64) -> Step 
     msgs.truncate(n);
     let summary = total - kept;
     msgs.push((summary, None));
+    // A clearing in place sends no request of its own.
     Step::Compact(Compact {
         summary_tokens: Some(clamp(summary)),
-        summary: None,
         keep_tokens: Some(clamp(kept)),
+        request: false,
+        ..Compact::default()
     })
 }
 
@@ -1138,10 +1140,12 @@ fn shrink(msgs: &mut Vec<(u64, Option<String>)>, keep: u64, total: u64) -> Step 
 pub const CONTEXT_BLOCK: &str = "early-context";
 
 fn compact(tokens: u64) -> Step {
+    // Claude Code does not log the summarisation request as an assistant record: replaying it
+    // would add a request the transcript cannot be compared with.
     Step::Compact(Compact {
         summary_tokens: Some(clamp(tokens)),
-        summary: None,
-        keep_tokens: None,
+        request: false,
+        ..Compact::default()
     })
 }
 
