@@ -14,6 +14,10 @@
 //! - The KV of the last sampled token is never computed (the scheduler stops before feeding it
 //!   back: `num_computed_tokens` covers all but that token), so a request caches the whole blocks
 //!   of `prompt + generated − 1`.
+//! - Prompt blocks are hashed and cached when the request's slots are allocated, at scheduling,
+//!   so a request scheduled after another (even while its prefill runs) finds them; the API
+//!   rule that an entry is readable only once the response has begun does not apply here.
+//!   Generated blocks count from the reply's completion.
 //! - Pool accounting as vLLM allocates: a request holds `ceil(computed / block_size)` blocks.
 //!   Blocks found by the lookup are shared; every other block is a new allocation, even when an
 //!   equal block is cached (no de-duplication: the newer copy is found only once the older is
@@ -468,7 +472,7 @@ impl CacheModel for PagedCache {
         outcome
     }
 
-    fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible_at: u64, completed: u64) {
+    fn store(&mut self, req: &Request, outcome: &CacheOutcome, _visible: u64, completed: u64) {
         let bs = self.config.block_size.max(1);
         let mk = model_key(&req.model);
         let Some(state) = self.models.get_mut(&req.model) else {
@@ -517,11 +521,9 @@ impl CacheModel for PagedCache {
         let mut stored_upto = known * bs;
         let mut full_pool = false;
         for (i, h) in hashes.iter().enumerate().skip(known) {
-            let vis = if i < prompt_blocks {
-                visible_at
-            } else {
-                completed
-            };
+            // Prompt blocks are cached when the request is scheduled (allocation); a request
+            // scheduled later finds them. Generated blocks are counted once the reply is done.
+            let vis = if i < prompt_blocks { now } else { completed };
             let found = if i < hit {
                 self.find(&(mk, *h), now)
             } else {
@@ -584,7 +586,7 @@ impl CacheModel for PagedCache {
             .record_continued_from(hashes, all, &mut st.auto.seen);
         state
             .seen
-            .record_stored_from(hashes, (0, kp), visible_at, &mut st.auto.seen);
+            .record_stored_from(hashes, (0, kp), now, &mut st.auto.seen);
         if k > n {
             state
                 .seen

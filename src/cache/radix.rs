@@ -14,6 +14,11 @@
 //!   computed (the overlapped step ran before the finish was seen) and all of them are
 //!   inserted; without the overlap scheduler, or when a reply ends by length, the last token's
 //!   KV never is (`cache_last_token = false`).
+//! - A request's prompt is readable by requests scheduled after it: SGLang's scheduler holds
+//!   back a waiting request that shares a prefix with one in the running prefill batch
+//!   (in-batch prefix caching), so it matches once that prefill is in the tree. The API rule
+//!   that an entry is readable only once the response has begun does not apply here. The
+//!   generated tokens count from the reply's completion.
 //! - Over capacity, whole unlocked leaves are evicted least recently used first; a parent left
 //!   childless becomes a candidate (G5). Running requests lock their path until they complete.
 //!
@@ -445,7 +450,7 @@ impl CacheModel for RadixCache {
         outcome
     }
 
-    fn store(&mut self, req: &Request, _outcome: &CacheOutcome, visible_at: u64, completed: u64) {
+    fn store(&mut self, req: &Request, _outcome: &CacheOutcome, _visible: u64, completed: u64) {
         let page = self.config.page_size.max(1);
         self.tick += 1;
         let tick = self.tick;
@@ -459,7 +464,8 @@ impl CacheModel for RadixCache {
         let (u, base) = tree.resume_point(st.node, st.on_path, page);
         let mut tail = std::mem::take(&mut st.tail);
         tokens(&st.auto.cursor, base, prompt, &mut tail);
-        let (mid, added_prompt) = tree.insert_from(u, base, &tail, page, visible_at, tick);
+        let now = req.sent_at_ms;
+        let (mid, added_prompt) = tree.insert_from(u, base, &tail, page, now, tick);
         st.auto.cursor.extend(&self.reasoning.generated(req));
         let mut full = st.auto.cursor.total() as usize;
         if !self.config.cache_last_token && full > prompt {
@@ -480,7 +486,7 @@ impl CacheModel for RadixCache {
         tree.seen
             .record_continued_from(hashes, all, &mut st.auto.seen);
         tree.seen
-            .record_stored_from(hashes, (0, k.min(n)), visible_at, &mut st.auto.seen);
+            .record_stored_from(hashes, (0, k.min(n)), now, &mut st.auto.seen);
         if k > n {
             tree.seen
                 .record_stored_from(hashes, (n, k), completed, &mut st.auto.seen);
