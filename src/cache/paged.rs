@@ -117,8 +117,9 @@ struct StreamState {
     chain: Vec<(usize, u64)>,
     /// Upper bound of the `visible_at` of the blocks in `chain`.
     chain_vis: u64,
-    /// Position of the first copy in `chain` (`usize::MAX`: none); from there on `by_hash`
-    /// decides which block a lookup finds.
+    /// Position of the first block of `chain` that is a copy or whose parent is not the block
+    /// before it (`usize::MAX`: none): from there on `by_hash` decides which block a lookup
+    /// finds, and pinning the chain's end no longer holds the blocks before it.
     first_copy: usize,
 }
 
@@ -549,8 +550,9 @@ impl CacheModel for PagedCache {
                     extra.push((prev, i as u64 - 1));
                 }
             }
+            let linked = self.blocks[id].parent == prev;
             prev = id;
-            if self.blocks[id].copy && first_copy == usize::MAX {
+            if (self.blocks[id].copy || !linked) && first_copy == usize::MAX {
                 first_copy = i;
             }
             chain_vis = chain_vis.max(self.blocks[id].visible_at);
