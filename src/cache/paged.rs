@@ -31,8 +31,11 @@
 //! first, so within a chain a parent is always freed after its children; hence the least
 //! recently freed block is always a leaf of the block tree, and a leaf's own stamp (raised by
 //! its evicted children's stamps + 1) is exactly its position in vLLM's free list. Evictable
-//! leaves sit in an ordered set; everything else is untouched until it becomes a leaf. Each
-//! stream remembers the blocks it held, so a lookup probes only blocks past them.
+//! leaves sit in an ordered set; everything else is untouched until it becomes a leaf. A
+//! request's partial last block is the child of its last full block, so it is freed (and
+//! reused) first. A shared block whose parent is not the request's previous block (only copies
+//! bring that about) is pinned apart and given its place in the tail-first order on release.
+//! Each stream remembers the blocks it held, so a lookup probes only blocks past them.
 
 use std::collections::BTreeSet;
 
