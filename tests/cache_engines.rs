@@ -229,8 +229,8 @@ fn departing(id: u64) -> Vec<Arc<Segment>> {
 
 /// R1 (t = 0) writes a 5 m entry at block 10 (2,000 tokens). R2 (t = 1 min) has a 1 h
 /// breakpoint on block 15, whose lookback finds that entry: it reads 2,000 and writes the 1 h
-/// entry of 3,000 (1,000 at the 1 h price), and the 5 m entry is renewed to 1 + 5 = 6 min, not
-/// to 1 h. R3 departs after block 10: at 5.5 min it still reads 2,000; at 7 min the entry has
+/// entry of 3,000 (1,000 at the 1 h price), and the 5 m entry is renewed for its own 5 min from
+/// when R2 finished (1 min 2 s): to 6 min 2 s, not to 1 h. R3 departs after block 10: at 5.5 min it still reads 2,000; at 7 min the entry has
 /// expired and it reads nothing (it would read 2,000 until 61 min had the hit made it a 1 h
 /// entry).
 #[test]
@@ -259,7 +259,7 @@ fn a_5m_entry_hit_through_a_1h_lookback_expires_after_5_min() {
 }
 
 /// R1 (t = 0) writes a 1 h entry at block 10. R2 (t = 50 min) reads it through a 5 m
-/// breakpoint's lookback (block 12): the hit renews the entry's own hour, to 110 min. R3
+/// breakpoint's lookback (block 12): the hit renews the entry's own hour, to ~110 min. R3
 /// (t = 100 min) departs after block 10 and still reads its 2,000 tokens (a renewal to the
 /// reading breakpoint's 5 m would have left it expiring at 61 min).
 #[test]
@@ -322,7 +322,7 @@ fn an_openai_prefix_used_every_5_min_is_still_cached_at_70_min() {
 /// accepted. The 1 h breakpoint's prefix is below the minimum: it writes nothing, so no token
 /// is billed at the 1 h price (B = A = 0); the 5 m breakpoint writes the whole 3,000-token
 /// prefix: C − B = 3,000 at 1.25 × $3 = $0.01125. 4 min later a request adding one block reads
-/// those 3,000 through the 5 m entry; 6 min after that (the entry renewed to 9 min, now 10)
+/// those 3,000 through the 5 m entry; 6 min after that (the entry renewed to 9 min 2 s, now 10)
 /// nothing is left: the 1 h breakpoint never wrote an entry.
 #[test]
 fn a_sub_minimum_1h_breakpoint_before_a_5m_one_writes_nothing() {

@@ -208,6 +208,8 @@ struct StreamState {
     explicit: Vec<(usize, Ttl)>,
     /// Leading hashes known to be in the model's `seen` set.
     seen_ok: usize,
+    /// Entries the stream's last lookup read: their TTL runs again from when it finished.
+    read: Vec<u64>,
 }
 
 impl StreamState {
@@ -455,6 +457,7 @@ impl CacheModel for BreakpointCache {
         let had_entries = !state.entries.is_empty();
         // Reads: per breakpoint, look back at most `lookback` positions (A5).
         let mut hit: Option<usize> = None;
+        st.read.clear();
         for &(i, _) in &bps {
             let span = if self.config.lookback == 0 {
                 i + 1
@@ -467,6 +470,7 @@ impl CacheModel for BreakpointCache {
                         // The hit renews the entry's own TTL, whatever the reading
                         // breakpoint's class.
                         e.expires_at = e.expires_at.max(now.saturating_add(e.ttl_ms));
+                        st.read.push(hashes[p]);
                         hit = hit.max(Some(p));
                         break;
                     }
@@ -596,6 +600,13 @@ impl CacheModel for BreakpointCache {
             }
         }
         let _ = outcome;
+        // What the request read lives its own TTL from when the request finished.
+        for h in std::mem::take(&mut st.read) {
+            if let Some(e) = state.entries.get_mut(&h) {
+                let renewed = done.max(visible_at_ms).saturating_add(e.ttl_ms);
+                e.expires_at = e.expires_at.max(renewed);
+            }
+        }
         // Only hashes this stream has not recorded yet: the earlier ones are there already.
         for h in &hashes[st.seen_ok..] {
             state.seen.insert(*h, ());
