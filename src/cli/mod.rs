@@ -1,5 +1,6 @@
 //! Command-line definitions and dispatch. One file per subcommand.
 
+mod account;
 mod check;
 mod common;
 mod compare;
@@ -55,6 +56,7 @@ pub enum Command {
     Export(export::ExportArgs),
     Generate(generate::GenerateArgs),
     Schema(schema::SchemaArgs),
+    Account(account::AccountArgs),
     Completions(completions::CompletionsArgs),
     Man(completions::ManArgs),
 }
@@ -102,6 +104,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Export(args) => export::export(args),
         Command::Generate(args) => generate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Account(args) => account::run(args),
         Command::Completions(args) => completions::completions(args),
         Command::Man(args) => completions::man(args),
     }
