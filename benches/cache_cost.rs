@@ -197,4 +197,19 @@ fn self_check(order: &[String], now: &Figures) {
     // 601690 -> 601730 tokens is +40 (+0.01%: 40 / 601690 = 0.0066%).
     assert_eq!(delta(601_730, 601_690), "+40 (+0.01%)");
     assert_eq!(delta(5, 10), "-5 (-50.00%)");
+    // README shows what `cargo bench --bench cache_cost -- --quick --noplot` prints.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("cache_cost: exact figures")
+        .expect("README shows the output");
+    let shown = &readme[start
+        ..readme[start..]
+            .find("```")
+            .map_or(readme.len(), |e| start + e)];
+    assert_eq!(
+        shown,
+        render(order, now, None),
+        "README's cache_cost output is stale"
+    );
 }
