@@ -47,7 +47,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         (Err(e), _) => {
-            let _ = writeln!(std::io::stderr(), "error: {e}");
+            plancache::cli::output::stderr_line(plancache::cli::output::ERROR, "error", &e.message);
             ExitCode::from(e.code)
         }
     }

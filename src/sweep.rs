@@ -105,6 +105,8 @@ pub struct Sweep {
     pub axes: Vec<Axis>,
     /// Number of points of the grid (checked against the cap when parsed).
     points: usize,
+    /// Keep points whose requests exceed the model's context window (refused by default).
+    pub allow_over_context: bool,
 }
 
 /// Largest grid a sweep file may describe unless `--max-points` says otherwise: each point is a
@@ -274,6 +276,7 @@ impl Sweep {
             base: file.base,
             axes,
             points,
+            allow_over_context: false,
         })
     }
 
@@ -374,6 +377,14 @@ impl Sweep {
         let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;
         let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), &env)
             .map_err(|e| format!("{}: {e}", place()))?;
+        if !self.allow_over_context {
+            if let Some(why) = cache::pricing::first_overrun(&replay.rows, &env.prices) {
+                return Err(format!(
+                    "{}: {why}\n  hint: shrink the grid, or pass --allow-over-context to keep such points",
+                    place()
+                ));
+            }
+        }
         cells.extend(replay.summary().cells());
         Ok(cells)
     }

@@ -1,12 +1,15 @@
 //! Command-line definitions and dispatch. One file per subcommand.
 
+mod account;
 mod check;
 mod common;
 mod compare;
+mod completions;
 mod export;
 mod generate;
 mod import;
 mod merge;
+pub mod output;
 mod report;
 mod run;
 mod schema;
@@ -40,6 +43,15 @@ pub struct Cli {
     /// Most request streams of one session (the main one plus one per subagent).
     #[arg(long, global = true, value_name = "N")]
     pub max_streams: Option<u64>,
+    /// Colour: auto (on terminals, unless NO_COLOR is set), always or never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: output::ColorWhen,
 }
 
 impl Cli {
@@ -67,6 +79,9 @@ pub enum Command {
     Export(export::ExportArgs),
     Generate(generate::GenerateArgs),
     Schema(schema::SchemaArgs),
+    Account(account::AccountArgs),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -99,6 +114,7 @@ impl fmt::Display for CliError {
 
 /// Runs the parsed command line.
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    output::set_color(cli.color);
     crate::budget::Budget::set_current(cli.budget());
     match cli.command {
         Command::Run(args) => run::run(args),
@@ -112,5 +128,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Export(args) => export::export(args),
         Command::Generate(args) => generate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Account(args) => account::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
     }
 }

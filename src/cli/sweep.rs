@@ -41,10 +41,14 @@ pub struct SweepArgs {
     /// Most points the grid may have.
     #[arg(long, value_name = "N", default_value_t = sweep::DEFAULT_MAX_POINTS)]
     pub max_points: u64,
+    /// Keep points whose requests exceed the model's context window (refused by default).
+    #[arg(long)]
+    pub allow_over_context: bool,
 }
 
 pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
-    let spec = Sweep::load_capped(&args.file, args.max_points).map_err(CliError::input)?;
+    let mut spec = Sweep::load_capped(&args.file, args.max_points).map_err(CliError::input)?;
+    spec.allow_over_context = args.allow_over_context;
     let env = ReplayEnv {
         prices: price_table(args.pricing.as_deref())?,
         caches: cache_config(args.cache_config.as_deref())?,

@@ -50,10 +50,17 @@ impl ScenarioError {
 
 /// Reads and structurally validates a scenario file.
 pub fn load_file(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = crate::budget::read_text(path, "scenario").map_err(|e| {
-        ScenarioError::new(path, None, e)
-            .with_hint("check the path; `plancache run` with no argument replays scenarios/*.toml")
-    })?;
+    let text = match crate::budget::read_text(path, "scenario") {
+        Ok(text) => text,
+        // Within the size limit but not UTF-8: the full reader says where.
+        Err(e) if e.contains("not UTF-8") => super::messages::read_text(path)
+            .map_err(|utf8| ScenarioError::new(path, None, utf8.to_string()))?,
+        Err(e) => {
+            return Err(ScenarioError::new(path, None, e).with_hint(
+                "check the path; `plancache run` with no argument replays scenarios/*.toml",
+            ))
+        }
+    };
     load_str(&text, path)
 }
 
@@ -127,7 +134,7 @@ fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> ScenarioError {
         let (line, col) = line_col(text, span.start);
         format!("line {line}, column {col}")
     });
-    let message = e.message().to_string();
+    let message = super::messages::plain(e.message());
     let hint = if message.contains("unknown field") {
         Some("remove or rename the field; `plancache schema` prints every allowed field")
     } else if message.contains("wanted exactly 1 element") {
