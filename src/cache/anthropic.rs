@@ -489,6 +489,7 @@ impl CacheModel for BreakpointCache {
             uncached_input_tokens: prompt - c,
             stop: None,
             rejected,
+            storage_token_seconds: 0,
         };
         if a < prompt {
             let start = hit.map_or(0, |p| p + 1);

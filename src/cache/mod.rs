@@ -122,6 +122,9 @@ pub struct CacheOutcome {
     /// than 4 breakpoints, or to a 1 h breakpoint after a 5 m one); the engine reports it as bad
     /// input instead of pricing a request that could not be sent.
     pub rejected: Option<String>,
+    /// Token-seconds of explicit cache storage this request pays for (Gemini `cachedContents`:
+    /// the object's tokens times its TTL, billed when it is created); 0 for other caches.
+    pub storage_token_seconds: u64,
 }
 
 impl CacheOutcome {

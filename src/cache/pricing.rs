@@ -39,6 +39,10 @@ pub struct ModelPrice {
     /// Cache lifetimes the provider offers for this model (informational, e.g. `5m, 1h`).
     #[serde(default)]
     pub ttls: String,
+    /// Storage of an explicit cache object (Gemini `cachedContents`), USD per million tokens
+    /// per hour of its TTL; 0 where the provider bills no storage.
+    #[serde(default)]
+    pub storage_per_mtok_hour: f64,
 }
 
 fn default_write_1h() -> f64 {
@@ -71,6 +75,12 @@ impl ModelPrice {
             + outcome.write_1h_tokens as f64 * w1
             + outcome.cached_tokens as f64 * self.read;
         (input_units * self.input + output_tokens as f64 * self.output) / 1_000_000.0
+            + self.storage_cost(outcome.storage_token_seconds)
+    }
+
+    /// Cost in USD of storing an explicit cache object for `token_seconds` (tokens x seconds).
+    pub fn storage_cost(&self, token_seconds: u64) -> f64 {
+        token_seconds as f64 / 3600.0 * self.storage_per_mtok_hour / 1_000_000.0
     }
 }
 

@@ -6,6 +6,24 @@
 //! (`input_tokens` including `cached_input_tokens`). `turn_context` names the model. OpenAI caches
 //! automatically with no write charge, so the recorded creation is 0 and the uncached input is
 //! `input_tokens - cached_input_tokens`.
+//!
+//! Rollout facts the parser relies on (CLAUDE_CODE_RECORDS.md, Codex section):
+//! - Codex CLI 0.98 writes every `token_count` event twice. Both copies carry the same
+//!   `info.total_token_usage` (the session's running total): a model call is one event whose
+//!   total differs from the previous event's, so a copy with an unchanged total is dropped and
+//!   the import gets one request per model call, never one per event. Rollouts without
+//!   `total_token_usage` count every event carrying `last_token_usage`.
+//! - A `compacted` record (`payload.message`: the summary) is a history compaction: Codex
+//!   rebuilds the conversation from the summary but keeps its instructions prefix (base
+//!   instructions and tools), so the record becomes a compaction item and the replay keeps the
+//!   static prefix.
+//! - The static prefix (instructions + tools) is not in the rollout. The import sizes it from
+//!   content, as for every harness: the first prompt's recorded size minus the token counts of
+//!   the first messages (prompt sizes from the recorded totals are allowed in every mode). The
+//!   first request's `cached_input_tokens` (a multiple of 128, written by an earlier session of
+//!   the account) would give the shared prefix exactly, but it is a billed cache figure: only
+//!   [`first_read_static_prefix`] reads it, for the `billed` events mode, never the default
+//!   `transcript` mode.
 
 use serde_json::Value;
 
@@ -23,6 +41,8 @@ pub fn parse(text: &str) -> Transcript {
     let mut skipped = Vec::new();
     let mut lines = 0;
     let mut requests = 0usize;
+    // The running total of the last counted `token_count` event (duplicates repeat it).
+    let mut last_total: Option<Value> = None;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() {
@@ -50,6 +70,14 @@ pub fn parse(text: &str) -> Transcript {
         let ptype = payload.get("type").and_then(Value::as_str).unwrap_or("");
         match record.get("type").and_then(Value::as_str) {
             Some("session_meta") => {}
+            Some("compacted") => {
+                let summary = payload
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                items.push(Item::Compaction { summary, at_ms });
+            }
             Some("turn_context") => {
                 if let Some(m) = payload.get("model").and_then(Value::as_str) {
                     model = m.to_string();
@@ -127,11 +155,19 @@ pub fn parse(text: &str) -> Transcript {
                 if ptype != "token_count" {
                     continue; // UI events (agent_message, user_message echo, ...) repeat items.
                 }
-                let last = payload.get("info").and_then(|i| i.get("last_token_usage"));
+                let info = payload.get("info");
+                let last = info.and_then(|i| i.get("last_token_usage"));
                 let Some(u) = last else {
                     // Rate-limit-only token_count events carry no usage.
                     continue;
                 };
+                // The second copy of a doubled event: same running total, same model call.
+                if let Some(total) = info.and_then(|i| i.get("total_token_usage")) {
+                    if last_total.as_ref() == Some(total) {
+                        continue;
+                    }
+                    last_total = Some(total.clone());
+                }
                 let get = |k: &str| u.get(k).and_then(Value::as_u64);
                 let (Some(input), cached) = (get("input_tokens"), get("cached_input_tokens"))
                 else {
@@ -173,4 +209,16 @@ pub fn parse(text: &str) -> Transcript {
         skipped,
         ..Transcript::default()
     }
+}
+
+/// The static prefix as the first request's billed cache read shows it: a Codex session's first
+/// request reads what earlier sessions of the account wrote, which is the shared instructions +
+/// tools prefix rounded down to whole 128-token units. `None` when it read nothing.
+///
+/// A billed figure: for the `billed` events mode only (what-if replays of a user's own sessions);
+/// the `transcript` mode sizes the static prefix from content and never calls this.
+pub fn first_read_static_prefix(t: &Transcript) -> Option<u64> {
+    let first = t.streams.first()?.requests().next()?;
+    let read = first.usage.cache_read_input_tokens;
+    (read > 0 && read < first.usage.prompt_tokens()).then_some(read)
 }
