@@ -428,3 +428,18 @@ fn provider_entries_carry_sources_dates_and_storage_prices() {
     let cfg = CacheConfig::from_toml_str("[deepseek]\nunit = 0\n", "bad.toml");
     assert!(cfg.unwrap_err().contains("[deepseek]: unit must be at least 1"));
 }
+
+#[test]
+fn the_documented_cache_config_example_parses() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cache-models.md"),
+    )
+    .unwrap();
+    let section = &doc[doc.find("## `--cache-config FILE`").expect("section")..];
+    let start = section.find("```toml\n").expect("toml block") + 8;
+    let block = &section[start..start + section[start..].find("```").unwrap()];
+    let cfg = CacheConfig::from_toml_str(block, "docs/cache-models.md").unwrap();
+    assert_eq!(cfg.gemini.min_tokens, Some(2048));
+    assert_eq!(cfg.bedrock.model_min_cacheable.get("claude-sonnet-4-5"), Some(&4096));
+    assert!(cfg.bedrock.checkpoint_spacing);
+}
