@@ -85,7 +85,10 @@ fn deepseek_hits_whole_64_token_units_of_a_shared_prefix() {
     // straddles the change).
     assert_eq!(out.prompt_tokens, 1300);
     assert_eq!(out.cached_tokens, 960);
-    assert_eq!(out.stop.as_ref().unwrap().reason, BreakReason::PrefixChanged);
+    assert_eq!(
+        out.stop.as_ref().unwrap().reason,
+        BreakReason::PrefixChanged
+    );
     // No write fee: the 340 missed tokens are plain input, the 960 hit at 0.1 x $0.28.
     // (340 + 96) x $0.28 / 1M = $0.00012208.
     let cost = price("deepseek-chat").cost_billed(&out, 0, c.charges_writes());
@@ -213,10 +216,7 @@ fn gemini_implicit_reads_the_shared_prefix_with_no_write_fee() {
     let prices = PriceTable::bundled();
     let mut c = cache::build("gemini", &prices).unwrap();
     let ctx = seg(1, Level::System, 0, 5000, None);
-    send(
-        c.as_mut(),
-        &request("gemini-2.5-pro", 0, vec![ctx.clone()]),
-    );
+    send(c.as_mut(), &request("gemini-2.5-pro", 0, vec![ctx.clone()]));
     let out = send(
         c.as_mut(),
         &request(
@@ -236,10 +236,7 @@ fn gemini_implicit_reads_the_shared_prefix_with_no_write_fee() {
 // Gemini explicit (cachedContents: TTL default 1 h, creation at the input price, storage per
 // token-hour; ai.google.dev pricing: 2.5 Pro $4.50 per 1M token-hours)
 
-fn explicit_requests(
-    model: &str,
-    sys_tokens: usize,
-) -> impl Fn(u64, u32, usize) -> Request + '_ {
+fn explicit_requests(model: &str, sys_tokens: usize) -> impl Fn(u64, u32, usize) -> Request + '_ {
     let sys = seg(1, Level::System, 0, sys_tokens, None);
     move |t, base, user| {
         request(
@@ -262,7 +259,11 @@ fn gemini_explicit_bills_creation_and_storage_per_token_hour() {
     // Request 1 creates the 10,000-token object (tools + system) for 1 h.
     let one = send(c.as_mut(), &req(0, 100_000, 500));
     assert_eq!(
-        (one.cached_tokens, one.write_5m_tokens, one.uncached_input_tokens),
+        (
+            one.cached_tokens,
+            one.write_5m_tokens,
+            one.uncached_input_tokens
+        ),
         (0, 10_000, 500)
     );
     // Storage: 10,000 tokens x 1 h = 10,000 token-hours x $4.50 / 1M = $0.045.
@@ -275,7 +276,11 @@ fn gemini_explicit_bills_creation_and_storage_per_token_hour() {
     // Request 2, 30 min later: reads the object; its own messages are input; no storage.
     let two = send(c.as_mut(), &req(30 * MIN, 200_000, 700));
     assert_eq!(
-        (two.cached_tokens, two.cache_write_tokens(), two.uncached_input_tokens),
+        (
+            two.cached_tokens,
+            two.cache_write_tokens(),
+            two.uncached_input_tokens
+        ),
         (10_000, 0, 700)
     );
     assert_eq!(two.storage_token_seconds, 0);
@@ -351,12 +356,20 @@ fn bedrock_minimum_applies_per_checkpoint() {
     let mut c = cache::build("bedrock", &prices).unwrap();
     let one = send(c.as_mut(), &bedrock_request("claude-sonnet-4-6", 0));
     assert_eq!(
-        (one.cached_tokens, one.write_5m_tokens, one.uncached_input_tokens),
+        (
+            one.cached_tokens,
+            one.write_5m_tokens,
+            one.uncached_input_tokens
+        ),
         (0, 1500, 900)
     );
     let two = send(c.as_mut(), &bedrock_request("claude-sonnet-4-6", MIN));
     assert_eq!(
-        (two.cached_tokens, two.cache_write_tokens(), two.uncached_input_tokens),
+        (
+            two.cached_tokens,
+            two.cache_write_tokens(),
+            two.uncached_input_tokens
+        ),
         (1500, 0, 900)
     );
     // The same request on Anthropic's API (automatic mode, Sonnet 4.6 minimum 2,048 of the
@@ -426,7 +439,9 @@ fn provider_entries_carry_sources_dates_and_storage_prices() {
         assert!(close(p.input * p.read, cached), "{m}");
     }
     let cfg = CacheConfig::from_toml_str("[deepseek]\nunit = 0\n", "bad.toml");
-    assert!(cfg.unwrap_err().contains("[deepseek]: unit must be at least 1"));
+    assert!(cfg
+        .unwrap_err()
+        .contains("[deepseek]: unit must be at least 1"));
 }
 
 #[test]
@@ -440,6 +455,9 @@ fn the_documented_cache_config_example_parses() {
     let block = &section[start..start + section[start..].find("```").unwrap()];
     let cfg = CacheConfig::from_toml_str(block, "docs/cache-models.md").unwrap();
     assert_eq!(cfg.gemini.min_tokens, Some(2048));
-    assert_eq!(cfg.bedrock.model_min_cacheable.get("claude-sonnet-4-5"), Some(&4096));
+    assert_eq!(
+        cfg.bedrock.model_min_cacheable.get("claude-sonnet-4-5"),
+        Some(&4096)
+    );
     assert!(cfg.bedrock.checkpoint_spacing);
 }

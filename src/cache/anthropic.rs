@@ -157,7 +157,7 @@ impl BreakpointConfig {
 
     /// `bedrock`: Anthropic models on Amazon Bedrock (CACHE_SEMANTICS §3.3,
     /// docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html, several versions read
-    /// 2026-11). Claude's "simplified" mode: one checkpoint at the end of the prompt, looking
+    /// 2026-12-01). Claude's "simplified" mode: one checkpoint at the end of the prompt, looking
     /// back about 20 blocks, plus the scenario's own `cachePoint`s, at most 4; 5 min TTL (1 h
     /// only on some models, opt-in); the minimum applies per checkpoint, from Bedrock's table.
     /// Prices are the price table's: Bedrock's on-demand Claude prices equal Anthropic's list

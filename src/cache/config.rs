@@ -23,10 +23,10 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use super::anthropic::BreakpointConfig;
 use super::gemini::ExplicitConfig;
-use super::unit_prefix::UnitPrefixConfig;
 use super::openai::OpenAiConfig;
 use super::paged::PagedConfig;
 use super::radix::RadixConfig;
+use super::unit_prefix::UnitPrefixConfig;
 
 /// Parameters of every cache model.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,5 @@
 //! DeepSeek's context caching on disk (CACHE_SEMANTICS.md §3.2; api-docs.deepseek.com
-//! `guides/kv_cache` and `news/news0802`, read 2026-11).
+//! `guides/kv_cache` and `news/news0802`, read 2026-12-01).
 //!
 //! - On by default for every request; a hit is a prefix matched **from token 0** only.
 //! - The storage unit is **64 tokens** (news0802, 2024): a hit is the shared prefix in whole

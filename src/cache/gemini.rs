@@ -153,7 +153,9 @@ impl CacheModel for ExplicitCache {
             return outcome;
         }
         let key = cursor.hashes()[end];
-        let objects = self.models.get_or_insert_with(&req.model, HashKeyed::default);
+        let objects = self
+            .models
+            .get_or_insert_with(&req.model, HashKeyed::default);
         let token_seconds = |ms: u64| tokens * (ms / 1000);
         let cold = objects.is_empty();
         match objects.get_mut(&key) {

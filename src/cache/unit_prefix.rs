@@ -174,8 +174,7 @@ impl CacheModel for UnitPrefixCache {
         while raw_units < hashes.len() && state.units.contains_key(&hashes[raw_units]) {
             raw_units += 1;
         }
-        let in_flight =
-            raw_units > live_units && state.units[&hashes[live_units]].visible_at > now;
+        let in_flight = raw_units > live_units && state.units[&hashes[live_units]].visible_at > now;
         let live = live_units as u64 * unit;
         let cached = if live >= min { live } else { 0 };
         if cached > 0 {
