@@ -461,3 +461,23 @@ fn the_documented_cache_config_example_parses() {
     );
     assert!(cfg.bedrock.checkpoint_spacing);
 }
+
+#[test]
+fn gemini_explicit_objects_are_per_model() {
+    let prices = PriceTable::bundled();
+    let mut c = cache::build("gemini-explicit", &prices).unwrap();
+    let pro = explicit_requests("gemini-2.5-pro", 5_000);
+    let flash = explicit_requests("gemini-2.5-flash", 5_000);
+    assert_eq!(
+        send(c.as_mut(), &pro(0, 100_000, 10)).write_5m_tokens,
+        5_000
+    );
+    // The same content on another model needs its own object.
+    let other = send(c.as_mut(), &flash(MIN, 200_000, 10));
+    assert_eq!((other.cached_tokens, other.write_5m_tokens), (0, 5_000));
+    assert_eq!(other.stop.unwrap().reason, BreakReason::ModelChanged);
+    assert_eq!(
+        send(c.as_mut(), &pro(2 * MIN, 300_000, 10)).cached_tokens,
+        5_000
+    );
+}

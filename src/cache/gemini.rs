@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::HashKeyed;
+use super::common::{self, HashKeyed};
 use super::cursor::{ByName, Cursor, Streams};
 use super::unit_prefix::{UnitPrefixCache, UnitPrefixConfig};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
@@ -153,6 +153,10 @@ impl CacheModel for ExplicitCache {
             return outcome;
         }
         let key = cursor.hashes()[end];
+        let others = self
+            .models
+            .iter()
+            .any(|(m, o)| m != req.model && !o.is_empty());
         let objects = self
             .models
             .get_or_insert_with(&req.model, HashKeyed::default);
@@ -173,7 +177,7 @@ impl CacheModel for ExplicitCache {
             existing => {
                 let reason = match existing {
                     Some(_) => BreakReason::TtlExpired,
-                    None if cold => BreakReason::Cold,
+                    None if cold => common::cold_reason(others),
                     None => BreakReason::PrefixChanged,
                 };
                 let expires_at = now.saturating_add(ttl);
