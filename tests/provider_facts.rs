@@ -481,3 +481,21 @@ fn gemini_explicit_objects_are_per_model() {
         5_000
     );
 }
+
+#[test]
+fn deepseek_ttft_reproduces_the_128k_announcement() {
+    // news0802: a 128K prompt's first token in 13 s uncached, 0.5 s cached.
+    let table = plancache::cache::LatencyTable::bundled();
+    let d = table.for_provider("deepseek");
+    let uncached = CacheOutcome {
+        prompt_tokens: 128_000,
+        ..CacheOutcome::default()
+    };
+    let cached = CacheOutcome {
+        prompt_tokens: 128_000,
+        cached_tokens: 128_000,
+        ..CacheOutcome::default()
+    };
+    assert!((d.ttft_ms(&uncached) - 13_000.0).abs() < 1.0);
+    assert!((d.ttft_ms(&cached) - 500.0).abs() < 1.0);
+}
