@@ -57,6 +57,20 @@ fn doubled_token_count_events_give_one_request_per_model_call() {
     );
     // Output is billed whole (reasoning included): call 1 = 128 reasoning + 28 visible.
     assert_eq!(reqs[0].usage.output_tokens, 156);
+    let reasoning: Vec<u64> = reqs.iter().map(|r| r.usage.reasoning_tokens).collect();
+    assert_eq!(reasoning, vec![128, 0, 64, 0, 0, 0]);
+    // The replayed turns carry it: generated, billed, not repeated in the next prompt.
+    let s = build_scenarios(&t, &ImportOptions::default());
+    let turns: Vec<u32> = s[0]
+        .scenario
+        .steps
+        .iter()
+        .filter_map(|st| match st {
+            Step::Assistant(turn) => Some(turn.reasoning_tokens),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns, vec![128, 0, 64, 0, 0, 0]);
     assert!(reqs.iter().all(|r| r.model == "gpt-5.3-codex"));
     assert!(reqs
         .iter()

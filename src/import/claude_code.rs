@@ -342,5 +342,6 @@ fn parse_usage(u: &Value) -> Option<Usage> {
         creation_5m: split.and_then(|s| u64_field(s, "ephemeral_5m_input_tokens")),
         creation_1h: split.and_then(|s| u64_field(s, "ephemeral_1h_input_tokens")),
         output_tokens: u64_field(u, "output_tokens").unwrap_or(0),
+        reasoning_tokens: 0,
     })
 }

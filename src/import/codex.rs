@@ -188,6 +188,7 @@ pub fn parse(text: &str) -> Transcript {
                         creation_5m: None,
                         creation_1h: None,
                         output_tokens: get("output_tokens").unwrap_or(0),
+                        reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
                     },
                     blocks: std::mem::take(&mut pending),
                 }));

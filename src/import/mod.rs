@@ -125,6 +125,9 @@ pub struct Usage {
     pub creation_1h: Option<u64>,
     /// Often a streaming placeholder in Claude Code logs: not relied upon.
     pub output_tokens: u64,
+    /// Part of `output_tokens` spent on reasoning, when recorded (Codex
+    /// `reasoning_output_tokens`): billed, but not repeated in the next prompt.
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {

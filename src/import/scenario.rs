@@ -577,6 +577,8 @@ fn build_stream(
             tokens: Some(clamp(pieces[0].tokens)),
             calls,
             model: (family != model && !r.model.is_empty()).then_some(family),
+            // Recorded reasoning (Codex): billed output that the next prompt does not repeat.
+            reasoning_tokens: clamp(r.usage.reasoning_tokens),
             ..Turn::default()
         }));
         if let Some(a) = plan_answer {
