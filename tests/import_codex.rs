@@ -175,3 +175,58 @@ fn codex_fixtures_validate_without_a_pricing_file_within_one_block() {
         .iter()
         .all(|c| c.predicted_prompt == c.recorded_prompt));
 }
+
+#[test]
+fn the_request_count_does_not_depend_on_billed_cache_counts() {
+    // Zeroing every cached count of the rollout leaves the same model calls and the same
+    // scenario: cache figures decide nothing the replay uses.
+    let path = fixture("codex_doubled.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let zeroed: String = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let Some(info) = v.pointer_mut("/payload/info").filter(|i| i.is_object()) {
+                for k in ["total_token_usage", "last_token_usage"] {
+                    if let Some(u) = info.get_mut(k) {
+                        u["cached_input_tokens"] = 0.into();
+                    }
+                }
+            }
+            v.to_string() + "\n"
+        })
+        .collect();
+    let a = codex::parse(&text);
+    let b = codex::parse(&zeroed);
+    assert_eq!(
+        a.streams[0].requests().count(),
+        b.streams[0].requests().count()
+    );
+    let lines = |t: &plancache::import::Transcript| -> Vec<usize> {
+        t.streams[0].requests().map(|r| r.line).collect()
+    };
+    assert_eq!(lines(&a), lines(&b));
+}
+
+#[test]
+fn the_cli_imports_one_request_per_model_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plancache"))
+        .args(["import", "codex"])
+        .arg(fixture("codex_doubled.jsonl"))
+        .arg("--out")
+        .arg(dir.path().join("s.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("6 requests"), "{said}");
+    let scenario = std::fs::read_to_string(dir.path().join("s.toml")).unwrap();
+    // One assistant step per model call.
+    assert_eq!(scenario.matches("\n[steps.assistant]\n").count(), 6);
+}

@@ -11,7 +11,9 @@
 //! - Codex CLI 0.98 writes every `token_count` event twice. Both copies carry the same
 //!   `info.total_token_usage` (the session's running total): a model call is one event whose
 //!   total differs from the previous event's, so a copy with an unchanged total is dropped and
-//!   the import gets one request per model call, never one per event. Rollouts without
+//!   the import gets one request per model call, never one per event. The comparison leaves
+//!   the cached counts out (every call adds input tokens, so the rest of the total tells calls
+//!   apart): what the provider billed as cached never decides what was sent. Rollouts without
 //!   `total_token_usage` count every event carrying `last_token_usage`.
 //! - A `compacted` record (`payload.message`: the summary) is a history compaction: Codex
 //!   rebuilds the conversation from the summary but keeps its instructions prefix (base
@@ -162,11 +164,14 @@ pub fn parse(text: &str) -> Transcript {
                     continue;
                 };
                 // The second copy of a doubled event: same running total, same model call.
-                if let Some(total) = info.and_then(|i| i.get("total_token_usage")) {
-                    if last_total.as_ref() == Some(total) {
+                if let Some(total) = info
+                    .and_then(|i| i.get("total_token_usage"))
+                    .map(total_without_cache_counts)
+                {
+                    if last_total.as_ref() == Some(&total) {
                         continue;
                     }
-                    last_total = Some(total.clone());
+                    last_total = Some(total);
                 }
                 let get = |k: &str| u.get(k).and_then(Value::as_u64);
                 let (Some(input), cached) = (get("input_tokens"), get("cached_input_tokens"))
@@ -209,6 +214,21 @@ pub fn parse(text: &str) -> Transcript {
         lines,
         skipped,
         ..Transcript::default()
+    }
+}
+
+/// A running total without its cache counts (`cached_input_tokens`, ...), to tell a repeated
+/// `token_count` event from the next model call.
+fn total_without_cache_counts(total: &Value) -> Value {
+    match total {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|(k, _)| !k.contains("cached"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
