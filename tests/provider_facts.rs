@@ -499,3 +499,62 @@ fn deepseek_ttft_reproduces_the_128k_announcement() {
     assert!((d.ttft_ms(&uncached) - 13_000.0).abs() < 1.0);
     assert!((d.ttft_ms(&cached) - 500.0).abs() < 1.0);
 }
+
+/// Replays a fixture scenario under `permission-mode`: (prompt, cached, written, cost) per request.
+fn replay_fixture(name: &str, cache_name: &str, config: &CacheConfig) -> Vec<(u64, u64, u64, f64)> {
+    use plancache::engine::{self, ReplayEnv};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let session = plancache::scenario::Session::load(&path, None).unwrap();
+    let strategy = plancache::strategy::parse_list("permission-mode").unwrap();
+    let env = ReplayEnv::default();
+    let mut c = cache::build_with(cache_name, &env.prices, config).unwrap();
+    let replay = engine::replay(&session, strategy[0].as_ref(), c.as_mut(), &env).unwrap();
+    replay
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.prompt_tokens,
+                r.cached_tokens,
+                r.cache_write_tokens,
+                r.cost_usd,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_70_minute_review_under_gemini_caching() {
+    // Prompts: 500 + 8,000 + 400 = 8,900; then + 100 reply + 300 feedback = 9,300.
+    let mut cfg = CacheConfig::default();
+    // Implicit: the 70 min gap is far beyond any short lifetime: request 2 reads nothing.
+    let implicit = replay_fixture("gemini-long-review.toml", "gemini", &cfg);
+    assert_eq!(
+        implicit.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(),
+        vec![(8_900, 0), (9_300, 0)]
+    );
+    // Explicit, 1 h TTL: the object expires during the review and is created again.
+    // Request 1: 8,500 x 1.1 + 400 = 9,750 units; request 2: 8,500 x 1.1 + 800 = 10,150 units;
+    // x $1.25/1M = $0.024875. Storage 2 x 8,500 token-hours x $4.50/1M = $0.0765. Output
+    // 2 x 100 x $10/1M = $0.002. Total $0.103375.
+    let one_hour = replay_fixture("gemini-long-review.toml", "gemini-explicit", &cfg);
+    assert_eq!(
+        one_hour.iter().map(|r| (r.1, r.2)).collect::<Vec<_>>(),
+        vec![(0, 8_500), (0, 8_500)]
+    );
+    let total: f64 = one_hour.iter().map(|r| r.3).sum();
+    assert!((total - 0.103375).abs() < 1e-9, "{total}");
+    // Explicit, 2 h TTL: request 2 reads the object. Request 2: 8,500 x 0.1 + 800 = 1,650
+    // units; inputs (9,750 + 1,650) x $1.25/1M = $0.01425; storage 17,000 token-hours =
+    // $0.0765 (the same as two 1 h objects); output $0.002. Total $0.09275.
+    cfg.gemini_explicit.ttl = std::time::Duration::from_secs(2 * 3600);
+    let two_hours = replay_fixture("gemini-long-review.toml", "gemini-explicit", &cfg);
+    assert_eq!(
+        two_hours.iter().map(|r| (r.1, r.2)).collect::<Vec<_>>(),
+        vec![(0, 8_500), (8_500, 0)]
+    );
+    let total: f64 = two_hours.iter().map(|r| r.3).sum();
+    assert!((total - 0.09275).abs() < 1e-9, "{total}");
+}
