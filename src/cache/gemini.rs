@@ -160,7 +160,7 @@ impl CacheModel for ExplicitCache {
         let objects = self
             .models
             .get_or_insert_with(&req.model, HashKeyed::default);
-        let token_seconds = |ms: u64| tokens * (ms / 1000);
+        let token_seconds = |ms: u64| tokens.saturating_mul(ms) / 1000;
         let cold = objects.is_empty();
         match objects.get_mut(&key) {
             Some(o) if now < o.expires_at => {
