@@ -558,3 +558,31 @@ fn a_70_minute_review_under_gemini_caching() {
     let total: f64 = two_hours.iter().map(|r| r.3).sum();
     assert!((total - 0.09275).abs() < 1e-9, "{total}");
 }
+
+#[test]
+fn bedrock_with_claude_codes_layout_keeps_bedrocks_minimums() {
+    // Claude Code's layout on Bedrock: breakpoints on the last tool (500), the system block
+    // (8,500) and the last message (8,900), all 5 min. Per checkpoint on Haiku 4.5 (4,096):
+    // 500 is too short; 8,500 is 8,500 after nothing cached; 8,900 is only 400 after it.
+    let prices = PriceTable::bundled();
+    let cfg = CacheConfig::from_toml_str("[bedrock]\nlayout = \"claude-code\"\n", "t").unwrap();
+    let mut c = cache::build_with("bedrock", &prices, &cfg).unwrap();
+    let req = request(
+        "claude-haiku-4-5",
+        0,
+        vec![
+            seg(1, Level::Tools, 0, 500, None),
+            seg(2, Level::System, 1_000, 8_000, None),
+            seg(3, Level::Messages, 20_000, 400, None),
+        ],
+    );
+    let one = send(c.as_mut(), &req);
+    assert_eq!(
+        (
+            one.write_5m_tokens,
+            one.write_1h_tokens,
+            one.uncached_input_tokens
+        ),
+        (8_500, 0, 400)
+    );
+}
