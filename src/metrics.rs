@@ -31,6 +31,7 @@ pub const REQUEST_EXTRA_COLUMNS: &[&str] = &[
     "cache_creation_5m_tokens",
     "cache_creation_1h_tokens",
     "cache_read_input_tokens",
+    "kind",
 ];
 
 /// The fixed columns of `summary.csv`, in order.
@@ -80,6 +81,9 @@ pub struct RequestRow {
     pub cache_creation_5m_tokens: u64,
     pub cache_creation_1h_tokens: u64,
     pub cache_read_input_tokens: u64,
+    /// What the request is for: `reply` (an assistant step), `compaction` (the summarisation
+    /// request of a `compact` step) or `keepalive` (a ping during a wait).
+    pub kind: String,
 }
 
 impl RequestRow {
@@ -110,6 +114,7 @@ impl RequestRow {
             self.cache_creation_5m_tokens.to_string(),
             self.cache_creation_1h_tokens.to_string(),
             self.cache_read_input_tokens.to_string(),
+            self.kind.clone(),
         ]
     }
 }

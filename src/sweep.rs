@@ -18,8 +18,9 @@
 //! cache = ["anthropic"]
 //! ```
 //!
-//! `strategy`, `cache` and `ttl` (`"5m"` or `"1h"`: the TTL class of every breakpoint of the
-//! `anthropic*` cache models) are replay options; every other axis (and every `[base]` key) is a
+//! `strategy`, `cache`, `ttl` (`"5m"` or `"1h"`: the TTL class of every breakpoint of the
+//! `anthropic*` cache models) and `keepalive` (`"off"` or an interval such as `"4m30s"`: the
+//! keep-alive pings of every main-stream wait) are replay options; every other axis (and every `[base]` key) is a
 //! generator parameter (`scenario::GeneratorParams`: `exploration_rounds`, `tool_tokens`,
 //! `review_wait`, `model` for the model and hence its prices, ...). A grid without `strategy` sweeps `compare.a` and `compare.b`; a grid
 //! without `cache` uses the default cache model.
@@ -36,11 +37,11 @@ use crate::cache;
 use crate::engine::{self, ReplayEnv};
 use crate::metrics::SUMMARY_COLUMNS;
 use crate::prompt::{Encoding, Tokenizer, Ttl};
-use crate::scenario::{generate, to_toml, GeneratorParams, Session};
+use crate::scenario::{generate, parse_keepalive, to_toml, GeneratorParams, Session};
 use crate::strategy::{self, Strategy};
 
 /// Axes the replay consumes; every other axis goes to the scenario generator.
-pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl"];
+pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl", "keepalive"];
 
 /// Builds the session a point replays from its generator parameters.
 pub trait ScenarioSource: Sync {
@@ -185,6 +186,8 @@ impl Sweep {
                             .map_err(|e| format!("{f}: [grid] strategy: {e}"))?;
                     } else if axis.name == "ttl" {
                         parse_ttl(name).map_err(|e| format!("{f}: [grid] ttl: {e}"))?;
+                    } else if axis.name == "keepalive" {
+                        parse_keepalive(name).map_err(|e| format!("{f}: [grid] keepalive: {e}"))?;
                     } else if !cache::CACHE_NAMES.contains(&name) {
                         return Err(format!(
                             "{f}: [grid] cache: unknown cache model `{name}`\n  hint: one of {}",
@@ -281,6 +284,7 @@ impl Sweep {
         let mut params = self.base.clone();
         let mut strategy_name = String::new();
         let mut cache_name = String::new();
+        let mut keepalive = None;
         let mut env = env.clone();
         let mut cells = vec![(index + 1).to_string()];
         for (axis, v) in self.axes.iter().zip(&values) {
@@ -297,6 +301,10 @@ impl Sweep {
                         c.system_ttl = ttl;
                         c.message_ttl = ttl;
                     }
+                    cells.push(show(v));
+                }
+                "keepalive" => {
+                    keepalive = Some(parse_keepalive(&show(v))?);
                     cells.push(show(v));
                 }
                 name => {
@@ -318,9 +326,12 @@ impl Sweep {
                     .join(", ")
             )
         };
-        let session = source
+        let mut session = source
             .session(&params)
             .map_err(|e| format!("{}: {e}", place()))?;
+        if let Some(every) = keepalive {
+            session.scenario.set_keepalive(every);
+        }
         let strategies: Vec<Box<dyn Strategy>> = strategy::parse_list(&strategy_name)?;
         let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;
         let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), &env)

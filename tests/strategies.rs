@@ -19,7 +19,7 @@ use plancache::cache::{self, IdealCache, PriceTable};
 use plancache::engine::{self, replay, Replay, ReplayEnv};
 use plancache::plan_mode::Mode;
 use plancache::prompt::Tokenizer;
-use plancache::scenario::{load_str, Session};
+use plancache::scenario::{load_str, Session, Step};
 use plancache::strategy::{self, Strategy};
 
 const UNIT: &str = r#"
@@ -274,6 +274,7 @@ fn every_strategy_makes_the_same_decisions_on_every_bundled_scenario() {
 #[test]
 fn plan_transitions_keep_the_cache_under_permission_mode() {
     let prices = PriceTable::bundled();
+    let mut plan_sessions = 0;
     for s in bundled() {
         for cache_name in ["anthropic", "ideal"] {
             let mut c = cache::build(cache_name, &prices).unwrap();
@@ -297,7 +298,12 @@ fn plan_transitions_keep_the_cache_under_permission_mode() {
                 })
                 .map(|e| e.step)
                 .collect();
-            assert!(!transition_steps.is_empty(), "{}", s.scenario.name);
+            // Sessions that never touch plan mode (the examples of mid-session edits) have
+            // nothing to check here.
+            if transition_steps.is_empty() {
+                continue;
+            }
+            plan_sessions += 1;
             let main: Vec<_> = r.rows.iter().filter(|row| row.stream == "main").collect();
             let mut checked = 0;
             for w in main.windows(2) {
@@ -323,6 +329,10 @@ fn plan_transitions_keep_the_cache_under_permission_mode() {
             assert!(checked > 0, "{}: no transition checked", s.scenario.name);
         }
     }
+    assert!(
+        plan_sessions >= 2 * 8,
+        "plan sessions checked: {plan_sessions}"
+    );
 }
 
 #[test]
@@ -438,10 +448,11 @@ add_tool = { name = "X", tokens = 100 }
 [[steps]]
 assistant = { tokens = 10 }
 [[steps]]
-compact = { summary_tokens = 300 }
+compact = { summary_tokens = 300, request = false }
 [[steps]]
 assistant = { tokens = 10 }
 "#;
+    // `request = false`: as in a transcript, the compaction's own request is not replayed.
     let r = ideal(text, "permission-mode");
     assert_eq!(prompts(&r), vec![1750, 3460, 3570, 3800]);
     assert_eq!(cached(&r), vec![0, 1500, 500, 3500]);
@@ -526,6 +537,19 @@ approve = "exit"
 fn constant_prefix_strategies_always_read_tools_and_system() {
     let prices = PriceTable::bundled();
     for s in bundled() {
+        // Scenarios that edit the tools or the system prompt break this prefix on purpose.
+        if s.scenario.steps.iter().any(|st| {
+            matches!(
+                st,
+                Step::EditSystem(_)
+                    | Step::AddTool(_)
+                    | Step::RemoveTool(_)
+                    | Step::ReplaceTool(_)
+                    | Step::ReorderTools(_)
+            )
+        }) {
+            continue;
+        }
         for name in [
             "permission-mode",
             "masked",

@@ -218,8 +218,18 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
         .collect();
     let mut events = Vec::new();
     for e in trace.entries.iter().filter(|e| e.stream == "main") {
-        let label = if e.event.starts_with("wait") {
-            e.event.clone()
+        let wait = e.event.starts_with("wait");
+        let label = if wait {
+            // Keep-alive pings are requests of the wait's step: the marker precedes them.
+            match rows
+                .iter()
+                .filter(|r| r.step == e.step && r.kind == "keepalive")
+                .count()
+            {
+                0 => e.event.clone(),
+                1 => format!("{} + 1 ping", e.event),
+                n => format!("{} + {n} pings", e.event),
+            }
         } else if e.event.starts_with("reject") {
             "rejected".to_string()
         } else if e.event.starts_with("decline") {
@@ -235,7 +245,10 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
         } else {
             continue;
         };
-        let before = all.iter().filter(|r| r.step <= e.step).count();
+        let before = all
+            .iter()
+            .filter(|r| r.step < e.step || (r.step == e.step && !wait))
+            .count();
         events.push(Event {
             x: before as f64 + 0.5,
             label,

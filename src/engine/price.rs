@@ -8,6 +8,9 @@ use crate::plan_mode::Mode;
 use crate::prompt::Request;
 use crate::scenario::Session;
 
+/// `kind` of a request made by an assistant step.
+pub(super) const REPLY: &str = "reply";
+
 /// Prices one request against the cache and advances the stream's clock past the reply.
 pub(super) fn price(
     request: &Request,
@@ -78,5 +81,6 @@ pub(super) fn price(
         cache_creation_5m_tokens: outcome.write_5m_tokens,
         cache_creation_1h_tokens: outcome.write_1h_tokens,
         cache_read_input_tokens: outcome.cached_tokens,
+        kind: REPLY.to_string(),
     })
 }

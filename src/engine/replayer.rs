@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::price::price;
+use super::edits;
+use super::price::{price, REPLY};
 use super::stream::{AgentStream, Stream};
 use super::{Replay, ReplayEnv, ReplayError};
 use crate::cache::CacheModel;
@@ -11,9 +12,14 @@ use crate::plan_mode::{
     CallDecision, CallRequest, MachineConfig, Mode, PlanDoc, PlanError, PlanMachine, Trace,
     TraceEntry, Transition,
 };
-use crate::prompt::{Request, RequestSettings, Role, TokenSource};
+use crate::prompt::{Level, Request, RequestSettings, Role, Segment, TokenSource};
 use crate::scenario::{AgentSpec, Content, Session, Step, Target, Turn};
 use crate::strategy::Strategy;
+
+/// `kind` of a keep-alive ping.
+const KEEPALIVE: &str = "keepalive";
+/// `kind` of a compaction's summarisation request.
+const COMPACTION: &str = "compaction";
 
 fn ms(d: std::time::Duration) -> u64 {
     d.as_millis() as u64
@@ -27,11 +33,11 @@ fn content_source(c: &Content) -> Option<TokenSource> {
 
 /// Where a step sits, for errors, labels and the trace.
 #[derive(Clone)]
-struct At {
+pub(super) struct At {
     /// Main-stream step index (0-based).
     step: usize,
     /// `file: step 7 (line 42)`, plus `, agent X step k` inside a subagent.
-    place: String,
+    pub(super) place: String,
     /// Unique label prefix for segments made at this step (`step7` or `step7:explore-1:2`).
     label: String,
 }
@@ -169,13 +175,20 @@ impl Replayer<'_> {
                 main.conversation.push(seg);
             }
             Step::Wait(d) => {
-                main.clock_ms += ms(d.0);
+                let end = main.clock_ms.saturating_add(ms(d.0));
+                if let Some(every) = d.keepalive() {
+                    self.keepalive(at, main, end, ms(every))?;
+                }
+                main.clock_ms = end;
                 record(
                     trace,
                     at,
                     &main.name,
                     format!("wait {}", humantime::format_duration(d.0)),
-                    "-".into(),
+                    match d.keepalive() {
+                        Some(k) => format!("keepalive every {}", humantime::format_duration(k)),
+                        None => "-".into(),
+                    },
                     before,
                     before,
                 );
@@ -304,6 +317,9 @@ impl Replayer<'_> {
                 let summary =
                     session.message(Role::User, &format!("{}:compact-summary", at.label), source);
                 let size = summary.len();
+                if c.request {
+                    self.compaction_request(at, main, c.instruction_tokens, c.tools, &summary)?;
+                }
                 main.conversation = main.context_segments();
                 main.conversation.push(summary);
                 main.touched(0);
@@ -379,8 +395,179 @@ impl Replayer<'_> {
                     before,
                 );
             }
+            Step::EditSystem(edit) => {
+                let decision =
+                    edits::edit_system(session, main, edit, at.step).map_err(|e| e.at(at))?;
+                record(
+                    trace,
+                    at,
+                    &main.name,
+                    format!("edit system #{}", edit.block),
+                    decision,
+                    before,
+                    before,
+                );
+            }
+            Step::ReorderTools(names) => {
+                edits::reorder_tools(main, names).map_err(|e| e.at(at))?;
+                record(
+                    trace,
+                    at,
+                    &main.name,
+                    format!("reorder tools {}", names.join(", ")),
+                    "tools reordered".into(),
+                    before,
+                    before,
+                );
+            }
+            Step::ReplaceTool(def) => {
+                let size =
+                    edits::replace_tool(session, main, def, at.step).map_err(|e| e.at(at))?;
+                record(
+                    trace,
+                    at,
+                    &main.name,
+                    format!("replace tool {}", def.name),
+                    format!("definition re-rendered ({size} tokens)"),
+                    before,
+                    before,
+                );
+            }
         }
         Ok(())
+    }
+
+    /// The tools and system blocks of `stream`'s next request in `mode` (system edits in force
+    /// applied), and the model that serves it.
+    fn head(&self, stream: &Stream, mode: Mode) -> (Vec<Arc<Segment>>, String) {
+        let session = self.session;
+        let mut segments = self.strategy.tools(session, &stream.tools, mode);
+        let strategy_model = self.strategy.model(session, mode);
+        let model = match &stream.agent {
+            Some(agent) => {
+                segments.extend(agent.system.iter().cloned());
+                agent.model.clone().unwrap_or(strategy_model)
+            }
+            None => {
+                segments.extend(
+                    self.strategy
+                        .system(session, mode)
+                        .iter()
+                        .map(|s| stream.system_block(s)),
+                );
+                strategy_model
+            }
+        };
+        (segments, model)
+    }
+
+    /// Prices `request`, records its row as `kind`, and keeps its segments for the stream's next
+    /// request.
+    fn send(
+        &mut self,
+        request: Request,
+        stream: &mut Stream,
+        mode: Mode,
+        kind: &str,
+    ) -> Result<(), ReplayError> {
+        let mut row = price(
+            &request,
+            &mut *self.cache,
+            self.env,
+            stream,
+            mode,
+            &self.out,
+            self.session,
+        )?;
+        row.kind = kind.to_string();
+        self.out.rows.push(row);
+        // A compaction's prompt is not the conversation's: nothing of the restarted
+        // conversation is sent yet, so there is nothing for pings to re-send until its first
+        // request.
+        stream.sent_model = (kind != COMPACTION).then_some(request.model);
+        stream.last_sent_at_ms = request.sent_at_ms;
+        stream.keep_sent(request.segments);
+        Ok(())
+    }
+
+    /// Keep-alive pings during a wait of `stream` that ends at `end_ms`: whenever `every_ms`
+    /// has passed since the stream's last request or ping was sent (at the wait's start if
+    /// that moment has already passed), the harness re-sends the stream's last request
+    /// unchanged (same segments, same model) with `max_tokens = 1`. Each ping is a priced
+    /// request of kind `keepalive` (1 output token); its reply is discarded, and the human's
+    /// clock is not moved. A stream that has sent nothing since it started or was compacted has
+    /// nothing to keep warm.
+    fn keepalive(
+        &mut self,
+        at: &At,
+        stream: &mut Stream,
+        end_ms: u64,
+        every_ms: u64,
+    ) -> Result<(), ReplayError> {
+        let Some(model) = stream.sent_model.clone() else {
+            return Ok(());
+        };
+        let every_ms = every_ms.max(1);
+        let resume_at = stream.clock_ms;
+        let mut due = stream
+            .last_sent_at_ms
+            .saturating_add(every_ms)
+            .max(stream.clock_ms);
+        while due < end_ms {
+            let request = Request {
+                index: self.out.rows.len(),
+                stream: stream.name.clone(),
+                step: at.step,
+                model: model.clone(),
+                sent_at_ms: due,
+                segments: stream.sent_segments(),
+                settings: RequestSettings::default(),
+                reply: Vec::new(),
+                output_tokens: 1,
+            };
+            let mode = self.machine.mode();
+            self.send(request, stream, mode, KEEPALIVE)?;
+            due = due.saturating_add(every_ms);
+        }
+        stream.clock_ms = resume_at;
+        Ok(())
+    }
+
+    /// The summarisation request of a `compact` step: the conversation so far (tools and
+    /// system as the strategy renders them, unless `with_tools` is false) followed by the
+    /// summary instruction; its output is `summary`.
+    fn compaction_request(
+        &mut self,
+        at: &At,
+        main: &mut Stream,
+        instruction_tokens: u32,
+        with_tools: bool,
+        summary: &Arc<Segment>,
+    ) -> Result<(), ReplayError> {
+        let mode = self.machine.mode();
+        let (mut head, model) = self.head(main, mode);
+        if !with_tools {
+            head.retain(|s| s.level != Level::Tools);
+        }
+        // The same instruction every time (one content), as a harness sends it.
+        main.conversation.push(self.session.message(
+            Role::User,
+            "compact-instruction",
+            TokenSource::Count(instruction_tokens),
+        ));
+        let segments = main.request_segments(head);
+        let request = Request {
+            index: self.out.rows.len(),
+            stream: main.name.clone(),
+            step: at.step,
+            model,
+            sent_at_ms: main.clock_ms,
+            segments,
+            settings: RequestSettings::default(),
+            reply: vec![summary.clone()],
+            output_tokens: summary.len() as u64,
+        };
+        self.send(request, main, mode, COMPACTION)
     }
 
     /// One assistant reply of `stream`: one request, then its tool calls decided in order.
@@ -418,21 +605,7 @@ impl Replayer<'_> {
             &format!("{}:assistant", at.label),
             reply_source,
         );
-        let mut segments = strategy.tools(session, &stream.tools, mode);
-        let strategy_model = strategy.model(session, mode);
-        let model = match &stream.agent {
-            Some(agent) => {
-                segments.extend(agent.system.iter().cloned());
-                agent
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| strategy_model.clone())
-            }
-            None => {
-                segments.extend(strategy.system(session, mode));
-                strategy_model.clone()
-            }
-        };
+        let (segments, model) = self.head(stream, mode);
         let model = match &turn.model {
             Some(m) => {
                 self.out.notes.push(format!(
@@ -455,17 +628,7 @@ impl Replayer<'_> {
             reply: vec![reply.clone()],
             output_tokens: reply.len() as u64 + turn.reasoning_tokens as u64,
         };
-        let row = price(
-            &request,
-            &mut *self.cache,
-            self.env,
-            stream,
-            mode,
-            &self.out,
-            session,
-        )?;
-        self.out.rows.push(row);
-        stream.keep_sent(request.segments);
+        self.send(request, stream, mode, REPLY)?;
         stream.conversation.push(reply);
         for (j, call) in turn.calls.iter().enumerate() {
             let tool = stream
@@ -681,6 +844,14 @@ impl Replayer<'_> {
                     stream.conversation.push(seg);
                 }
                 Step::Wait(d) => {
+                    if d.keepalive().is_some() {
+                        return Err(ReplayError {
+                            place: inner.place.clone(),
+                            message: "keepalive pings are modelled on main-stream waits only"
+                                .into(),
+                            hint: "drop `keepalive` from the subagent's wait".into(),
+                        });
+                    }
                     stream.clock_ms += ms(d.0);
                     record(
                         agent_trace,

@@ -32,6 +32,13 @@ pub(super) struct Stream {
     /// Lowest conversation index replaced or removed since the previous request (`usize::MAX`
     /// when the conversation was only appended to).
     pub(super) dirty_from: usize,
+    /// System blocks edited mid-session (main stream): the session's block and the version in
+    /// force.
+    pub(super) system_edits: Vec<(Arc<Segment>, Arc<Segment>)>,
+    /// Model of the stream's last request or ping (`None` before the first).
+    pub(super) sent_model: Option<String>,
+    /// Send time of the stream's last request or ping: keep-alive pings count from it.
+    pub(super) last_sent_at_ms: u64,
 }
 
 /// What a subagent stream has of its own.
@@ -55,6 +62,34 @@ impl Stream {
             sent_head: 0,
             sent_conversation: 0,
             dirty_from: 0,
+            system_edits: Vec::new(),
+            sent_model: None,
+            last_sent_at_ms: 0,
+        }
+    }
+
+    /// The segments of the stream's last request (what a keep-alive ping re-sends).
+    pub(super) fn sent_segments(&self) -> Vec<Arc<Segment>> {
+        self.sent.clone()
+    }
+
+    /// The version in force of a system block: its edit, or the block itself.
+    pub(super) fn system_block(&self, block: &Arc<Segment>) -> Arc<Segment> {
+        self.system_edits
+            .iter()
+            .find(|(original, _)| original.id == block.id && original.label == block.label)
+            .map_or_else(|| block.clone(), |(_, current)| current.clone())
+    }
+
+    /// Puts `current` in force for the session's system block `original`.
+    pub(super) fn edit_system_block(&mut self, original: &Arc<Segment>, current: Arc<Segment>) {
+        match self
+            .system_edits
+            .iter_mut()
+            .find(|(o, _)| Arc::ptr_eq(o, original))
+        {
+            Some((_, c)) => *c = current,
+            None => self.system_edits.push((original.clone(), current)),
         }
     }
 

@@ -229,7 +229,7 @@ fn clamp(n: u64) -> u32 {
 }
 
 fn wait(ms: u64) -> Option<Step> {
-    (ms > 0).then(|| Step::Wait(WaitDuration(std::time::Duration::from_millis(ms))))
+    (ms > 0).then(|| Step::Wait(WaitDuration::new(std::time::Duration::from_millis(ms))))
 }
 
 fn is_write(name: &str) -> bool {
@@ -777,9 +777,12 @@ enum Boundary {
 pub const CONTEXT_BLOCK: &str = "early-context";
 
 fn compact(tokens: u64) -> Step {
+    // Claude Code does not log the summarisation request as an assistant record: replaying it
+    // would add a request the transcript cannot be compared with.
     Step::Compact(Compact {
         summary_tokens: Some(clamp(tokens)),
-        summary: None,
+        request: false,
+        ..Compact::default()
     })
 }
 

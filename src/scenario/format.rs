@@ -404,18 +404,67 @@ pub enum Step {
     Lead(LeadResponse),
     /// The user switches the permission mode (e.g. shift+tab into `plan`).
     Mode(Mode),
-    /// Human think time on the simulated clock (`"3m"`).
-    Wait(#[schemars(with = "String")] WaitDuration),
+    /// Human think time on the simulated clock: `"3m"`, or `{ duration = "7m", keepalive =
+    /// "4m30s" }` when the harness pings the cache during the wait.
+    Wait(#[schemars(with = "WaitSchema")] WaitDuration),
     /// Subagents launched in parallel by the preceding assistant reply (one Agent call each).
     Agents(Vec<AgentSpec>),
-    /// Context compaction: the conversation restarts from a summary (tools and system unchanged).
+    /// Context compaction: one summarisation request (the whole conversation plus a summary
+    /// instruction), then the conversation restarts from its output (tools and system unchanged).
     Compact(Compact),
     /// Replaces a named early context block (e.g. CLAUDE.md edited mid-session).
     EditContext(ContextBlock),
     /// A tool becomes available mid-session (appended to the tools list).
     AddTool(ToolDef),
-    /// A tool is withdrawn mid-session.
+    /// A tool is withdrawn mid-session, wherever it sits in the list.
     RemoveTool(String),
+    /// A system block is replaced or patched mid-session (a date line that changes, say).
+    EditSystem(SystemEdit),
+    /// The listed tools swap places: they take the positions the listed tools occupy, in the
+    /// listed order; unlisted tools stay where they are.
+    ReorderTools(Vec<String>),
+    /// An offered tool's definition is re-rendered in place (a new schema or description).
+    ReplaceTool(ToolDef),
+}
+
+/// A mid-session change to one block of the system prompt: a replacement (`tokens`, `text` or
+/// `file`) or a patch of a token span that keeps the block's length (`patch_at`,
+/// `patch_tokens`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SystemEdit {
+    /// Which block of `system` (1-based).
+    pub block: usize,
+    /// Replacement size in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u32>,
+    /// Replacement text (tokenized).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Replacement file, relative to the scenario file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Patch: first token (0-based, within the block) of the span that changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_at: Option<u32>,
+    /// Patch: length of the span that changes; the block keeps its length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_tokens: Option<u32>,
+    /// Breakpoint of the replaced block (default: the original block's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<Ttl>,
+}
+
+impl SystemEdit {
+    /// The replacement as [`Content`], when the edit is a replacement.
+    pub fn replacement(&self) -> Option<Content> {
+        (self.tokens.is_some() || self.text.is_some() || self.file.is_some()).then(|| Content {
+            tokens: self.tokens,
+            text: self.text.clone(),
+            file: self.file.clone(),
+            cache_control: self.cache_control,
+        })
+    }
 }
 
 /// One subagent: its own request stream with its own system prompt, tools and conversation.
@@ -452,23 +501,180 @@ fn default_agent_tool() -> String {
     "Agent".to_string()
 }
 
-/// A compaction summary: text or size.
+/// A compaction: the summary (text or size) and the summarisation request that produces it.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Compact {
+    /// Size of the summary: the request's output and the new conversation's first message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// Size of the summary instruction appended to the conversation. The default, 1,902, is
+    /// Claude Code 2.1.240's: the conversation-summarization prompt (1,795 tokens) after the
+    /// summarization no-tools guard (107 tokens), github.com/Piebald-AI/claude-code-system-prompts
+    /// at commit 391175e (read 2026-12-01).
+    #[serde(
+        default = "default_instruction_tokens",
+        skip_serializing_if = "is_default_instruction"
+    )]
+    pub instruction_tokens: u32,
+    /// Whether the summarisation request is sent (and priced). `false`: the summary appears
+    /// without a request of its own, as in an imported transcript that does not log it.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub request: bool,
+    /// Whether the summarisation request carries the tool definitions. `true` (default): Claude
+    /// Code's cache-safe fork, the same tools, system and messages as the conversation, then
+    /// the instruction, so the cached prefix is read (Anthropic, "Lessons from building Claude
+    /// Code: prompt caching is everything", 2026-02-19). `false`: the tools are left out, as in
+    /// Codex CLI's local compaction (openai/codex#37305), so the cached prefix cannot match.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub tools: bool,
 }
 
-/// A duration written as text (`"90s"`, `"7m"`, `"1h30m"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct WaitDuration(#[serde(with = "duration_str")] pub Duration);
+fn default_instruction_tokens() -> u32 {
+    1902
+}
+
+fn is_default_instruction(n: &u32) -> bool {
+    *n == default_instruction_tokens()
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+impl Default for Compact {
+    fn default() -> Self {
+        Compact {
+            summary_tokens: None,
+            summary: None,
+            instruction_tokens: default_instruction_tokens(),
+            request: true,
+            tools: true,
+        }
+    }
+}
+
+/// A wait: its duration (`"90s"`, `"7m"`, `"1h30m"`) and, optionally, the interval of the
+/// harness's keep-alive pings during it (`{ duration = "7m", keepalive = "4m30s" }`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitDuration(pub Duration, pub Option<Duration>);
+
+impl WaitDuration {
+    /// A wait without keep-alive pings.
+    pub fn new(d: Duration) -> Self {
+        WaitDuration(d, None)
+    }
+
+    /// The keep-alive interval, if the harness pings during this wait.
+    pub fn keepalive(&self) -> Option<Duration> {
+        self.1
+    }
+}
+
+/// The table form of a wait.
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WaitTable {
+    /// How long the human is away.
+    #[serde(with = "duration_str")]
+    #[schemars(with = "String")]
+    duration: Duration,
+    /// Interval of the keep-alive pings (each re-sends the stream's last request with
+    /// `max_tokens = 1`); absent or `"off"`: no pings.
+    #[serde(
+        default,
+        with = "opt_keepalive_str",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<String>")]
+    keepalive: Option<Duration>,
+}
+
+/// A wait as written: a duration (`"7m"`), or `{ duration = "7m", keepalive = "4m30s" }`.
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(untagged)]
+enum WaitSchema {
+    Duration(String),
+    Table(WaitTable),
+}
+
+impl Serialize for WaitDuration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.1 {
+            None => duration_str::serialize(&self.0, s),
+            Some(k) => WaitTable {
+                duration: self.0,
+                keepalive: Some(k),
+            }
+            .serialize(s),
+        }
+    }
+}
 
 impl<'de> Deserialize<'de> for WaitDuration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        duration_str::deserialize(d).map(WaitDuration)
+        match toml::Value::deserialize(d)? {
+            toml::Value::String(s) => duration_str::deserialize(toml::Value::String(s))
+                .map(WaitDuration::new)
+                .map_err(serde::de::Error::custom),
+            table @ toml::Value::Table(_) => WaitTable::deserialize(table)
+                .map(|t| WaitDuration(t.duration, t.keepalive))
+                .map_err(serde::de::Error::custom),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a duration like \"7m\" or a table like {{ duration = \"7m\", keepalive = \"4m30s\" }}, found {}",
+                other.type_str()
+            ))),
+        }
+    }
+}
+
+/// Parses a keep-alive setting: a duration, or `"off"` for none.
+pub fn parse_keepalive(text: &str) -> Result<Option<Duration>, String> {
+    if text.trim() == "off" {
+        return Ok(None);
+    }
+    let d = humantime::parse_duration(text).map_err(|e| {
+        format!("invalid keepalive `{text}` ({e}); write e.g. \"4m30s\", or \"off\"")
+    })?;
+    if d.is_zero() {
+        return Err(format!(
+            "keepalive `{text}` is zero; write an interval such as \"4m30s\", or \"off\""
+        ));
+    }
+    Ok(Some(d))
+}
+
+/// `keepalive = "4m30s"` or `"off"`.
+mod opt_keepalive_str {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::duration_str::serialize(d, s),
+            None => s.serialize_str("off"),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_keepalive(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Scenario {
+    /// Sets the keep-alive interval of every main-stream wait (`None`: no pings), as the
+    /// `keepalive` sweep axis does.
+    pub fn set_keepalive(&mut self, every: Option<Duration>) {
+        for step in &mut self.steps {
+            if let Step::Wait(w) = step {
+                w.1 = every;
+            }
+        }
     }
 }
 

@@ -387,7 +387,7 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
     steps.push(write_plan(plan_tokens, &mut rng));
     steps.push(exit(&mut rng));
     for _ in 0..p.rejections {
-        steps.push(Step::Wait(WaitDuration(review)));
+        steps.push(Step::Wait(WaitDuration::new(review)));
         steps.push(Step::Reject(TextOrContent::Content(tokens(
             rng.between(20, 120),
         ))));
@@ -395,7 +395,7 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
         steps.push(write_plan(plan_tokens, &mut rng));
         steps.push(exit(&mut rng));
     }
-    steps.push(Step::Wait(WaitDuration(review)));
+    steps.push(Step::Wait(WaitDuration::new(review)));
     steps.push(Step::Approve(Target::Exit));
     for k in 0..p.implementation_turns {
         let calls = if k % 3 == 2 {

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::format::{Blocks, Content, Scenario, Step, ToolDef};
+use super::format::{Blocks, Content, Scenario, Step, SystemEdit, ToolDef};
 
 /// A scenario that could not be read or is not valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,9 +118,9 @@ fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> ScenarioError {
     let hint = if message.contains("unknown field") {
         Some("remove or rename the field; `plancache schema` prints every allowed field")
     } else if message.contains("wanted exactly 1 element") {
-        Some("a [[steps]] table takes exactly one key (user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, add_tool, remove_tool): look for a misspelled or extra key in the step that starts here")
+        Some("a [[steps]] table takes exactly one key (user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, edit_system, add_tool, remove_tool, replace_tool, reorder_tools): look for a misspelled or extra key in the step that starts here")
     } else if message.contains("unknown variant") {
-        Some("each [[steps]] table takes exactly one of: user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, add_tool, remove_tool")
+        Some("each [[steps]] table takes exactly one of: user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, edit_system, add_tool, remove_tool, replace_tool, reorder_tools")
     } else if message.contains("missing field") {
         Some("add the field; see docs/scenario-format.md")
     } else {
@@ -358,6 +358,54 @@ fn check_step(
             check_tool_def(t, Some(place.to_string()), path)?;
             tools.push(t.name.clone());
         }
+        Step::Wait(w) if agent.is_some() && w.keepalive().is_some() => {
+            return Err(
+                err("keepalive pings are modelled on main-stream waits only".into()).with_hint(
+                    "drop `keepalive` from the subagent's wait, or write `wait = \"3m\"`",
+                ),
+            );
+        }
+        Step::EditSystem(e) => check_system_edit(s, e, place, path)?,
+        Step::ReplaceTool(t) => {
+            if !tools.contains(&t.name) {
+                return Err(err(format!(
+                    "replace_tool `{}`: no such tool is offered at this point",
+                    t.name
+                ))
+                .with_hint("check the name against [[tools]] and earlier add_tool/remove_tool steps; add_tool adds a new one"));
+            }
+            check_tool_def(t, Some(place.to_string()), path)?;
+        }
+        Step::ReorderTools(names) => {
+            if names.len() < 2 {
+                return Err(err("reorder_tools needs at least two tool names".into())
+                    .with_hint("e.g. reorder_tools = [\"mcp__b__search\", \"mcp__a__query\"]: the listed tools swap places"));
+            }
+            let mut seen = HashSet::new();
+            for n in names {
+                if !seen.insert(n.as_str()) {
+                    return Err(err(format!("reorder_tools lists `{n}` twice")));
+                }
+                if !tools.contains(n) {
+                    return Err(err(format!(
+                        "reorder_tools `{n}`: no such tool is offered at this point"
+                    ))
+                    .with_hint(
+                        "check the name against [[tools]] and earlier add_tool/remove_tool steps",
+                    ));
+                }
+            }
+            let mut slots: Vec<usize> = tools
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| seen.contains(t.as_str()))
+                .map(|(i, _)| i)
+                .collect();
+            slots.sort_unstable();
+            for (slot, n) in slots.into_iter().zip(names) {
+                tools[slot] = n.clone();
+            }
+        }
         Step::RemoveTool(name) => {
             let Some(pos) = tools.iter().position(|t| t == name) else {
                 return Err(
@@ -438,6 +486,56 @@ fn check_step(
         _ => {}
     }
     Ok(())
+}
+
+/// An `edit_system` step: a block that exists, and either a replacement or a patch.
+fn check_system_edit(
+    s: &Scenario,
+    e: &SystemEdit,
+    place: &str,
+    path: &Path,
+) -> Result<(), ScenarioError> {
+    let err = |message: String| ScenarioError::new(path, Some(place.to_string()), message);
+    let blocks = s.system.to_vec();
+    if e.block == 0 || e.block > blocks.len() {
+        return Err(err(format!(
+            "edit_system block {} does not exist: the system prompt has {} block(s), numbered from 1",
+            e.block,
+            blocks.len()
+        ))
+        .with_hint("e.g. edit_system = { block = 1, patch_at = 1830, patch_tokens = 12 }"));
+    }
+    let patch = e.patch_at.is_some() || e.patch_tokens.is_some();
+    match (e.replacement(), patch) {
+        (Some(_), true) | (None, false) => Err(err(
+            "edit_system needs either a replacement (`tokens`, `text` or `file`) or a patch (`patch_at` and `patch_tokens`)".into(),
+        )
+        .with_hint("e.g. edit_system = { block = 2, tokens = 1200 } or { block = 2, patch_at = 1830, patch_tokens = 12 }")),
+        (Some(c), false) => check_content(&c, place, path),
+        (None, true) => {
+            let (Some(at), Some(n)) = (e.patch_at, e.patch_tokens) else {
+                return Err(err("a patch needs both `patch_at` and `patch_tokens`".into())
+                    .with_hint("e.g. { block = 1, patch_at = 1830, patch_tokens = 12 }"));
+            };
+            if n == 0 {
+                return Err(err("`patch_tokens` is 0: the patch changes nothing".into()));
+            }
+            if e.cache_control.is_some() {
+                return Err(err("a patch keeps the block's breakpoint; `cache_control` goes with a replacement".into()));
+            }
+            if let Some(size) = blocks[e.block - 1].tokens {
+                if u64::from(at) + u64::from(n) > u64::from(size) {
+                    return Err(err(format!(
+                        "the patch spans tokens {at}..{} but system block {} has {size} tokens",
+                        u64::from(at) + u64::from(n),
+                        e.block
+                    ))
+                    .with_hint("keep patch_at + patch_tokens within the block"));
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 #[cfg(test)]

@@ -112,7 +112,10 @@ impl SegmentMaker<'_> {
     }
 
     fn tool(&self, t: &ToolDef) -> Result<Arc<Segment>, ScenarioError> {
-        let label = format!("tool:{}", t.name);
+        self.tool_labelled(t, format!("tool:{}", t.name))
+    }
+
+    fn tool_labelled(&self, t: &ToolDef, label: String) -> Result<Arc<Segment>, ScenarioError> {
         let source = match t.tokens {
             Some(n) => TokenSource::Count(n),
             None => {
@@ -285,6 +288,84 @@ impl Session {
             deferred: t.deferred,
             segment: self.maker().tool(t)?,
         })
+    }
+
+    /// The re-rendered definition of an offered tool (`replace_tool` at `step`, 0-based). A
+    /// count-only definition is labelled by the step, so a re-render of equal size is still new
+    /// content; `access` and `deferred` are kept from `previous` unless the step sets them.
+    pub fn replaced_tool(
+        &self,
+        t: &ToolDef,
+        previous: &Tool,
+        step: usize,
+    ) -> Result<Tool, ScenarioError> {
+        Ok(Tool {
+            name: t.name.clone(),
+            access: t.access.unwrap_or(previous.access),
+            deferred: t.deferred || previous.deferred,
+            segment: self
+                .maker()
+                .tool_labelled(t, format!("tool:{}@step{}", t.name, step + 1))?,
+        })
+    }
+
+    /// A replacement for system block `block` (0-based) at `step` (0-based); it keeps
+    /// `breakpoint` unless `content` sets one.
+    pub fn system_replacement(
+        &self,
+        block: usize,
+        content: &Content,
+        breakpoint: Option<crate::prompt::Ttl>,
+        step: usize,
+    ) -> Result<Arc<Segment>, ScenarioError> {
+        let c = Content {
+            cache_control: content.cache_control.or(breakpoint),
+            ..content.clone()
+        };
+        self.maker().content(
+            Level::System,
+            SegmentKind::System,
+            &format!("system#{}@step{}", block + 1, step + 1),
+            &c,
+        )
+    }
+
+    /// `current` with the `len` tokens from `at` (0-based) replaced by new ones (an
+    /// `edit_system` patch at `step`, 0-based): the block keeps its length, the tokens before
+    /// the span stay identical. `None` when the span does not fit in the block.
+    pub fn system_patch(
+        &self,
+        current: &Segment,
+        at: u32,
+        len: u32,
+        step: usize,
+    ) -> Option<Arc<Segment>> {
+        let (at, len) = (at as usize, len as usize);
+        let end = at.checked_add(len)?;
+        if end > current.len() {
+            return None;
+        }
+        let span = TokenSource::Count(len as u32);
+        let label = format!("{}@step{}:patch{at}+{len}", current.label, step + 1);
+        let span_id = Tokenizer::content_id(&format!("{}|{label}", current.id), &span);
+        let fresh = self.tokenizer.tokens(span_id, &span);
+        let tokens: Vec<crate::prompt::TokenId> = current.tokens[..at]
+            .iter()
+            .chain(fresh.iter())
+            .chain(current.tokens[end..].iter())
+            .copied()
+            .collect();
+        Some(Arc::new(Segment {
+            id: Tokenizer::content_id(
+                &format!("{}|{span_id}", current.id),
+                &TokenSource::Count(tokens.len() as u32),
+            ),
+            level: current.level,
+            kind: current.kind.clone(),
+            label,
+            tokens: tokens.into(),
+            breakpoint: current.breakpoint,
+        }))
     }
 
     /// System segments from blocks (a subagent's system prompt); `prefix` labels them.
