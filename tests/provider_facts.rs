@@ -586,3 +586,36 @@ fn bedrock_with_claude_codes_layout_keeps_bedrocks_minimums() {
         (8_500, 0, 400)
     );
 }
+
+#[test]
+fn a_cached_reply_extends_the_match_only_without_reasoning() {
+    // DeepSeek with `cache_reply = true` (the V4 guide writes units at the end of the output):
+    // prompt 640 + visible reply 320 -> the next prompt (+ 64 more) reads 960 = 15 units;
+    // with 500 reasoning tokens before the reply the entry holds reasoning after the prompt,
+    // which the next prompt does not repeat: 640.
+    let prices = PriceTable::bundled();
+    let cfg = CacheConfig::from_toml_str("[deepseek]\ncache_reply = true\n", "t").unwrap();
+    let sys = seg(1, Level::System, 0, 640, None);
+    let reply = seg(2, Level::Messages, 5_000, 320, None);
+    for (reasoning, want) in [(0u64, 960u64), (500, 640)] {
+        let mut c = cache::build_with("deepseek", &prices, &cfg).unwrap();
+        let mut first = request("deepseek-reasoner", 0, vec![sys.clone()]);
+        first.reply = vec![reply.clone()];
+        first.output_tokens = 320 + reasoning;
+        send(c.as_mut(), &first);
+        let next = request(
+            "deepseek-reasoner",
+            MIN,
+            vec![
+                sys.clone(),
+                reply.clone(),
+                seg(3, Level::Messages, 9_000, 64, None),
+            ],
+        );
+        assert_eq!(
+            send(c.as_mut(), &next).cached_tokens,
+            want,
+            "reasoning {reasoning}"
+        );
+    }
+}

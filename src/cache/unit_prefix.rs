@@ -7,8 +7,8 @@
 //!   request stored and that is still alive; nothing is read or written below the model's
 //!   minimum (the price table's `min_cacheable`, unless `min_tokens` overrides it).
 //! - A request stores the whole units of its prompt (and of its visible reply when
-//!   `cache_reply`), readable `build_delay` after its response began: an entry being built
-//!   cannot be hit.
+//!   `cache_reply` and no reasoning preceded it), readable `build_delay` after its response
+//!   began: an entry being built cannot be hit.
 //! - Entries unused for `idle_ttl`, or older than `max_age`, are gone; a hit refreshes them.
 
 use std::collections::HashMap;
@@ -226,7 +226,11 @@ impl CacheModel for UnitPrefixCache {
         }
         let prompt_ready = visible_at.saturating_add(build);
         let reply_ready = completed.saturating_add(build);
-        if self.config.cache_reply {
+        // Generated tokens follow the prompt in the cache: reasoning first, then the visible
+        // reply. The next prompt repeats the reply but not the reasoning, so after reasoning
+        // nothing past the prompt can match: only a reasoning-free reply extends the entry.
+        let visible: u64 = req.reply.iter().map(|s| s.len() as u64).sum();
+        if self.config.cache_reply && req.output_tokens <= visible {
             st.cursor.extend(&req.reply);
         }
         let prompt_units = (prompt / unit) as usize;
