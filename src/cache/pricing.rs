@@ -31,6 +31,10 @@ pub struct ModelPrice {
     /// Minimum cacheable prefix length in tokens.
     #[serde(default)]
     pub min_cacheable: u64,
+    /// Storage of an explicit cache object (Gemini `cachedContents`), USD per million tokens
+    /// per hour of its TTL; 0 where the provider bills no storage.
+    #[serde(default)]
+    pub storage_per_mtok_hour: f64,
     /// Where the figures come from.
     #[serde(default)]
     pub source: String,
@@ -39,10 +43,6 @@ pub struct ModelPrice {
     /// Cache lifetimes the provider offers for this model (informational, e.g. `5m, 1h`).
     #[serde(default)]
     pub ttls: String,
-    /// Storage of an explicit cache object (Gemini `cachedContents`), USD per million tokens
-    /// per hour of its TTL; 0 where the provider bills no storage.
-    #[serde(default)]
-    pub storage_per_mtok_hour: f64,
 }
 
 fn default_write_1h() -> f64 {
