@@ -451,7 +451,9 @@ fn the_documented_cache_config_example_parses() {
     )
     .unwrap();
     let section = &doc[doc.find("## `--cache-config FILE`").expect("section")..];
-    let block_at = section.find("```toml\n[gemini]").expect("the providers' toml block");
+    let block_at = section
+        .find("```toml\n[gemini]")
+        .expect("the providers' toml block");
     let start = block_at + 8;
     let block = &section[start..start + section[start..].find("```").unwrap()];
     let cfg = CacheConfig::from_toml_str(block, "docs/cache-models.md").unwrap();
