@@ -12,9 +12,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::cache::{self, PriceTable};
+use crate::cache::{self, CacheOutcome, PriceTable};
 use crate::engine::{self, ReplayEnv};
-use crate::import::{build_scenarios, ImportOptions, ImportedScenario, StreamKind, Transcript};
+use crate::import::discover::{read_session, SessionFiles};
+use crate::import::scenario::SendTime;
+use crate::import::{
+    build_scenarios, Events, ImportOptions, ImportedScenario, StreamKind, Transcript,
+};
 use crate::metrics::RequestRow;
 use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
 use crate::scenario::Session;
@@ -54,6 +58,8 @@ pub struct ValidateOptions {
     pub tolerance: f64,
     /// A request breaks the cache when it reads less than this share of the previous prompt.
     pub break_threshold: f64,
+    /// Where the replayed events come from (`transcript` unless asked).
+    pub events: Events,
 }
 
 impl Default for ValidateOptions {
@@ -65,6 +71,7 @@ impl Default for ValidateOptions {
             shared_prefix: SharedPrefix::Recorded,
             tolerance: 0.05,
             break_threshold: 0.5,
+            events: Events::Transcript,
         }
     }
 }
@@ -211,6 +218,38 @@ pub struct Validation {
     pub checks: Vec<RequestCheck>,
     /// Per transcript: lines read, records skipped (with reasons), import notes.
     pub imports: Vec<ImportSummary>,
+    /// Recorded breaks within the TTL with no event the transcript shows: what a replay from
+    /// the transcript cannot predict. Listed, never fixed up.
+    pub unexplained: Vec<Unexplained>,
+    /// Requests whose billed model is not the one the transcript's mode implies.
+    pub model_findings: Vec<ModelFinding>,
+}
+
+/// A recorded break the transcript gives no reason for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unexplained {
+    pub transcript: String,
+    pub stream: String,
+    pub request: usize,
+    pub request_id: String,
+    pub line: usize,
+    /// Idle time since the previous response of the stream finished (ms).
+    pub gap_ms: u64,
+    pub previous_prompt: u64,
+    pub recorded_read: u64,
+}
+
+/// A request served by another model than the session's mode implies: in an opusplan session
+/// (plan-mode requests on Opus, the others on Sonnet), a request that did not switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelFinding {
+    pub transcript: String,
+    pub stream: String,
+    pub request_id: String,
+    pub line: usize,
+    pub mode: crate::plan_mode::Mode,
+    pub model: String,
+    pub expected: &'static str,
 }
 
 /// What the importer made of one transcript.
@@ -224,6 +263,8 @@ pub struct ImportSummary {
     pub ttl: String,
     pub shared_prefix: u64,
     pub notes: Vec<String>,
+    /// Events placed from billed cache reads (`billed` mode; 0 in `transcript` mode).
+    pub inferred: usize,
 }
 
 /// Cost of a request in base-price units with the model's multipliers.
@@ -248,10 +289,17 @@ pub fn validate(
         options: opts.clone(),
         checks: Vec::new(),
         imports: Vec::new(),
+        unexplained: Vec::new(),
+        model_findings: Vec::new(),
     };
     let tokenizer = Arc::new(Tokenizer::new(crate::prompt::Encoding::O200kBase));
     for t in transcripts {
-        let mut imported = build_scenarios(t, &ImportOptions::default());
+        check_transcript(t)?;
+        let import_opts = ImportOptions {
+            events: opts.events,
+            ..ImportOptions::default()
+        };
+        let mut imported = build_scenarios(t, &import_opts);
         imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
         let mut config = harness_config(&env.caches, t, &imported);
         if opts.shared_prefix == SharedPrefix::KeptWarm {
@@ -273,27 +321,245 @@ pub fn validate(
                 .iter()
                 .flat_map(|s| s.notes.iter().map(move |n| format!("{}: {n}", s.stream)))
                 .collect(),
+            inferred: imported.iter().map(|s| s.inferred_steps.len()).sum(),
         });
-        for (k, imp) in imported.iter().enumerate() {
-            let text = imp.to_toml(&t.source)?;
-            let label = format!("{}#{}", t.source, imp.stream);
-            let session = Session::new(
-                imp.scenario.clone(),
-                Path::new(&label),
-                &text,
-                tokenizer.clone(),
-            )
-            .map_err(|e| e.to_string())?;
-            if k == 0 && opts.shared_prefix != SharedPrefix::None && imp.shared_prefix > 0 {
-                prewarm(&session, strategy.as_ref(), cache.as_mut());
+        out.model_findings
+            .extend(model_findings(&t.name, &imported));
+        let sessions = imported
+            .iter()
+            .map(|imp| {
+                let text = imp.to_toml(&t.source)?;
+                let label = format!("{}#{}", t.source, imp.stream);
+                Session::new(
+                    imp.scenario.clone(),
+                    Path::new(&label),
+                    &text,
+                    tokenizer.clone(),
+                )
+                .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        // The prewarmed block is sized by the first request's billed read: `billed` only.
+        if let (Some(imp), Some(session)) = (imported.first(), sessions.first()) {
+            if opts.events == Events::Billed
+                && opts.shared_prefix != SharedPrefix::None
+                && imp.shared_prefix > 0
+            {
+                prewarm(session, strategy.as_ref(), cache.as_mut());
             }
-            let replay = engine::replay(&session, strategy.as_ref(), cache.as_mut(), env)
+        }
+        // 1. Each stream's requests, as the strategy renders them, at their recorded times.
+        let mut sent: Vec<(u64, usize, usize, Request, SendTime)> = Vec::new();
+        for (s, (imp, session)) in imported.iter().zip(&sessions).enumerate() {
+            let mut rec = Recorder {
+                stream: stream_name(imp),
+                timeline: &imp.timeline,
+                requests: Vec::new(),
+            };
+            engine::replay(session, strategy.as_ref(), &mut rec, env).map_err(|e| e.to_string())?;
+            for (k, (req, at)) in rec.requests.into_iter().enumerate() {
+                sent.push((at.sent_ms, s, k, req, at));
+            }
+        }
+        // 2. All streams of the session against the one account cache, in send-time order.
+        sent.sort_by_key(|(at, s, k, _, _)| (*at, *s, *k));
+        let mut outcomes: Vec<Vec<CacheOutcome>> = imported
+            .iter()
+            .map(|imp| vec![CacheOutcome::default(); imp.timeline.len()])
+            .collect();
+        for (_, s, k, req, at) in &sent {
+            let o = cache.lookup(req);
+            cache.store(req, &o, at.visible_ms, at.finished_ms);
+            outcomes[*s][*k] = o;
+        }
+        // 3. Each stream priced with the outcomes the shared cache gave.
+        for ((imp, session), outcomes) in imported.iter().zip(&sessions).zip(outcomes) {
+            let mut play = Playback {
+                name: cache.name().to_string(),
+                charges_writes: cache.charges_writes(),
+                outcomes: outcomes.into_iter(),
+            };
+            let replay = engine::replay(session, strategy.as_ref(), &mut play, env)
                 .map_err(|e| e.to_string())?;
-            out.checks
-                .extend(compare(&t.name, imp, &replay.rows, &env.prices, opts));
+            // Only replies stand for recorded requests (imported scenarios send no compaction
+            // request and no keep-alive ping, whose rows would be of another kind).
+            let rows: Vec<RequestRow> = replay
+                .rows
+                .into_iter()
+                .filter(|r| r.kind == "reply")
+                .collect();
+            let checks = compare(&t.name, imp, &rows, &env.prices, opts);
+            let ttl_ms = imp.ttl.unwrap_or(Ttl::FiveMinutes).millis();
+            out.unexplained.extend(unexplained(&checks, imp, ttl_ms));
+            out.checks.extend(checks);
         }
     }
     Ok(out)
+}
+
+/// Validates one session (its main transcript and its subagents) against one account cache: the
+/// entry point for callers that discovered sessions on disk ([`crate::import::discover`]).
+pub fn validate_session(
+    files: &SessionFiles,
+    opts: &ValidateOptions,
+    env: &ReplayEnv,
+) -> Result<Validation, String> {
+    let t = read_session(files)?;
+    validate(std::slice::from_ref(&t), opts, env)
+}
+
+/// A transcript with no request to compare is bad input (an empty file, a file of another kind,
+/// garbage), never a validation of zero requests.
+fn check_transcript(t: &Transcript) -> Result<(), String> {
+    if t.streams.iter().any(|s| s.requests().next().is_some()) {
+        return crate::import::check_sizes(t);
+    }
+    let why = t
+        .skipped
+        .first()
+        .map(|s| format!("; first skipped record: {s}"))
+        .unwrap_or_default();
+    Err(format!(
+        "{}: no API request with usage found ({} lines read, {} not interpreted{why})\n  hint: is this a transcript of the kind given with --kind (claude-code or codex)?",
+        if t.source.is_empty() { &t.name } else { &t.source },
+        t.lines,
+        t.skipped.len()
+    ))
+}
+
+/// The engine names every replayed scenario's stream `main`; in the account's cache each stream
+/// of the session keeps its own name (subagent streams get the subagent TTL and their own state).
+fn stream_name(imp: &ImportedScenario) -> String {
+    match imp.kind {
+        StreamKind::Main => "main".to_string(),
+        StreamKind::Agent => imp.stream.clone(),
+    }
+}
+
+/// Collects a stream's requests, stamped with their recorded send times, without caching.
+struct Recorder<'a> {
+    stream: String,
+    timeline: &'a [SendTime],
+    requests: Vec<(Request, SendTime)>,
+}
+
+impl cache::CacheModel for Recorder<'_> {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+    fn lookup(&mut self, req: &Request) -> CacheOutcome {
+        let at = self
+            .timeline
+            .get(self.requests.len())
+            .copied()
+            .unwrap_or(SendTime {
+                sent_ms: req.sent_at_ms,
+                visible_ms: req.sent_at_ms,
+                finished_ms: req.sent_at_ms,
+            });
+        let mut r = req.clone();
+        r.stream = self.stream.clone();
+        r.sent_at_ms = at.sent_ms;
+        self.requests.push((r, at));
+        CacheOutcome::default()
+    }
+    fn store(&mut self, _: &Request, _: &CacheOutcome, _: u64, _: u64) {}
+}
+
+/// Answers a stream's lookups with the outcomes the shared cache gave, in order.
+struct Playback {
+    name: String,
+    charges_writes: bool,
+    outcomes: std::vec::IntoIter<CacheOutcome>,
+}
+
+impl cache::CacheModel for Playback {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn lookup(&mut self, _: &Request) -> CacheOutcome {
+        self.outcomes.next().unwrap_or_default()
+    }
+    fn store(&mut self, _: &Request, _: &CacheOutcome, _: u64, _: u64) {}
+    fn charges_writes(&self) -> bool {
+        self.charges_writes
+    }
+}
+
+/// Recorded breaks within the TTL with no recognised event before them.
+fn unexplained(checks: &[RequestCheck], imp: &ImportedScenario, ttl_ms: u64) -> Vec<Unexplained> {
+    checks
+        .windows(2)
+        .zip(imp.requests.windows(2))
+        .filter_map(|(w, r)| {
+            let (prev, c, rec) = (&w[0], &w[1], &r[1]);
+            // Idle time since the previous response of the stream finished (the TTL's clock).
+            let gap_ms = rec.sent_at_ms.saturating_sub(r[0].finished_at_ms);
+            // Events placed from billed reads (`billed` mode) are not the transcript's, and an
+            // unlogged request refreshes the cache rather than breaking it.
+            let seen = rec.events.iter().any(|e| {
+                !e.contains(crate::import::scenario::INFERRED) && !e.starts_with("unlogged request")
+            });
+            (c.recorded_break && gap_ms < ttl_ms && !seen).then(|| Unexplained {
+                transcript: c.transcript.clone(),
+                stream: c.stream.clone(),
+                request: c.request,
+                request_id: c.request_id.clone(),
+                line: c.line,
+                gap_ms,
+                previous_prompt: prev.recorded_prompt,
+                recorded_read: c.recorded_read,
+            })
+        })
+        .collect()
+}
+
+/// In a session whose plan-mode requests ran on Opus and whose other requests ran on Sonnet
+/// (Claude Code's `opusplan`), the requests that ran on the other model than their mode implies.
+fn model_findings(transcript: &str, imported: &[ImportedScenario]) -> Vec<ModelFinding> {
+    use crate::plan_mode::Mode;
+    let Some(main) = imported.iter().find(|s| s.kind == StreamKind::Main) else {
+        return Vec::new();
+    };
+    let family = |m: &str| {
+        if m.contains("opus") {
+            "opus"
+        } else if m.contains("sonnet") {
+            "sonnet"
+        } else {
+            "other"
+        }
+    };
+    let opus_in_plan = main
+        .requests
+        .iter()
+        .any(|r| r.mode == Mode::Plan && family(&r.model) == "opus");
+    let sonnet_outside = main
+        .requests
+        .iter()
+        .any(|r| r.mode != Mode::Plan && family(&r.model) == "sonnet");
+    if !(opus_in_plan && sonnet_outside) {
+        return Vec::new();
+    }
+    main.requests
+        .iter()
+        .filter_map(|r| {
+            let expected = if r.mode == Mode::Plan {
+                "opus"
+            } else {
+                "sonnet"
+            };
+            (family(&r.model) != expected).then(|| ModelFinding {
+                transcript: transcript.to_string(),
+                stream: main.stream.clone(),
+                request_id: r.request_id.clone(),
+                line: r.line,
+                mode: r.mode,
+                model: r.model.clone(),
+                expected,
+            })
+        })
+        .collect()
 }
 
 /// The cache parameters with the TTLs the transcript wrote: Claude Code's message breakpoint
@@ -316,6 +582,13 @@ pub fn harness_config(
         .flat_map(|s| s.requests())
         .any(|r| r.usage.creation_1h.is_some_and(|n| n > 0));
     let mut c = base.clone();
+    if let Some(agent) = imported
+        .iter()
+        .filter(|s| s.kind == StreamKind::Agent)
+        .find_map(|s| s.ttl)
+    {
+        c.anthropic.subagent_message_ttl = Some(agent);
+    }
     c.anthropic.message_ttl = message;
     c.anthropic.system_ttl = if any_1h { Ttl::OneHour } else { message };
     c
@@ -518,7 +791,15 @@ impl Validation {
         let pct = |x: f64| format!("{:.2}%", x * 100.0);
         let opt = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.2}"));
         let mut md = format!(
-            "# Validation against recorded usage\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
+            "# Validation against recorded usage (--events {})\n\n{}\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
+            o.events.as_str(),
+            match o.events {
+                Events::Transcript => "Mode `--events transcript`: every replayed event comes from the transcript's records and timestamps; billed cache reads and writes are only compared against.".to_string(),
+                Events::Billed => format!(
+                    "Mode `--events billed`: besides the transcript's own events, {} event(s) were placed where the billed cache read dropped within the TTL (marked `# inferred from billed cache_read`); the figures below are not a blind prediction.",
+                    self.imports.iter().map(|i| i.inferred).sum::<usize>()
+                ),
+            },
             o.strategy,
             o.cache,
             match o.first_request {
@@ -527,7 +808,8 @@ impl Validation {
             },
             match o.shared_prefix {
                 SharedPrefix::None => "none (cold cache)",
-                SharedPrefix::Recorded => "the block the first request read",
+                SharedPrefix::Recorded if o.events == Events::Transcript => "none (the block the first request read is a billed figure)",
+            SharedPrefix::Recorded => "the block the first request read",
                 SharedPrefix::KeptWarm => "the block the first request read, tools/system kept warm",
             },
             pct(o.tolerance),
@@ -606,6 +888,39 @@ impl Validation {
                     c.predicted_break,
                     if c.reason.is_empty() { "-" } else { &c.reason },
                     if c.events.is_empty() { "-" } else { &c.events }
+                ));
+            }
+        }
+        md.push_str(&format!(
+            "\n## Breaks the transcript cannot explain\n\n{} recorded break(s) within the TTL with no event in the transcript before them: a replay from the transcript cannot predict these, and none is fixed up.\n\n",
+            self.unexplained.len()
+        ));
+        if !self.unexplained.is_empty() {
+            md.push_str("| transcript | stream | request | request id | line | idle since previous response | previous prompt | read |\n|---|---|---:|---|---:|---:|---:|---:|\n");
+            for u in &self.unexplained {
+                md.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {:.0}s | {} | {} |\n",
+                    u.transcript,
+                    u.stream,
+                    u.request,
+                    u.request_id,
+                    u.line,
+                    u.gap_ms as f64 / 1000.0,
+                    u.previous_prompt,
+                    u.recorded_read
+                ));
+            }
+        }
+        md.push_str(&format!(
+            "\n## Model not the one the mode implies\n\n{} request(s): in a session whose plan-mode requests ran on Opus and whose other requests on Sonnet (`opusplan`), a request billed on the other model.\n\n",
+            self.model_findings.len()
+        ));
+        if !self.model_findings.is_empty() {
+            md.push_str("| transcript | stream | request id | line | mode | billed model | mode implies |\n|---|---|---|---:|---|---|---|\n");
+            for f in &self.model_findings {
+                md.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} | {} |\n",
+                    f.transcript, f.stream, f.request_id, f.line, f.mode, f.model, f.expected
                 ));
             }
         }

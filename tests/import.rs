@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use plancache::cache;
 use plancache::engine::{replay, ReplayEnv};
-use plancache::import::{build_scenarios, Harness, ImportOptions, ImportedScenario, StreamKind};
+use plancache::import::{
+    build_scenarios, Events, Harness, ImportOptions, ImportedScenario, StreamKind,
+};
 use plancache::prompt::{Encoding, Tokenizer, Ttl};
 use plancache::scenario::{load_str, Session, Step, Target};
 use plancache::strategy::parse_list;
@@ -21,6 +23,15 @@ fn import(name: &str) -> (plancache::import::Transcript, Vec<ImportedScenario>) 
     let t = Harness::ClaudeCode.read(&fixture(name)).expect("readable");
     let s = build_scenarios(&t, &ImportOptions::default());
     (t, s)
+}
+
+fn import_billed(name: &str) -> Vec<ImportedScenario> {
+    let t = Harness::ClaudeCode.read(&fixture(name)).expect("readable");
+    let opts = ImportOptions {
+        events: Events::Billed,
+        ..ImportOptions::default()
+    };
+    build_scenarios(&t, &opts)
 }
 
 /// Replays an imported scenario (through its TOML text, as a user would) and returns the
@@ -99,8 +110,8 @@ fn replayed_prompt_sizes_equal_the_recorded_ones() {
 }
 
 #[test]
-fn breaks_that_are_not_ttl_are_recognised_from_the_usage_pattern() {
-    let (_, s) = import("breaks.jsonl");
+fn billed_mode_places_breaks_from_the_usage_pattern_and_marks_them() {
+    let s = import_billed("breaks.jsonl");
     let main = &s[0];
     let unmodelled: Vec<&str> = main
         .requests
@@ -115,6 +126,8 @@ fn breaks_that_are_not_ttl_are_recognised_from_the_usage_pattern() {
         "{unmodelled:?}"
     );
     assert!(unmodelled[3].starts_with("tools or system prompt changed"));
+    assert!(unmodelled[2].contains("inferred from billed cache_read"));
+    assert!(unmodelled[3].contains("inferred from billed cache_read"));
     assert_eq!(unmodelled[4], "");
     assert!(unmodelled[5].starts_with("compaction"));
     assert_eq!(main.ttl, Some(Ttl::FiveMinutes));
@@ -122,11 +135,37 @@ fn breaks_that_are_not_ttl_are_recognised_from_the_usage_pattern() {
         main.scenario.model, "claude-sonnet-4",
         "date suffix dropped"
     );
+    // Both placed events are marked at their step in the file and counted in its header.
+    assert_eq!(main.inferred_steps.len(), 2);
+    let text = main.to_toml("fixture").unwrap();
+    assert!(text.contains("# 2 event(s) inferred from billed cache_read"));
+    for step in ["edit_context", "add_tool"] {
+        let marked = format!("\n# inferred from billed cache_read\n[[steps]]\n\n[steps.{step}]");
+        assert_eq!(text.matches(&marked).count(), 1, "{step}: {text}");
+    }
+}
+
+#[test]
+fn transcript_mode_places_no_break_the_records_do_not_show() {
+    // breaks.jsonl holds no record of why b3 and b4 read less (no attachment, no system record):
+    // from the transcript alone they are unexplained, and only the compaction (a recorded
+    // isCompactSummary) is an event.
+    let (_, s) = import("breaks.jsonl");
+    let main = &s[0];
+    let events: Vec<&str> = main
+        .requests
+        .iter()
+        .map(|r| r.events.first().map_or("", String::as_str))
+        .collect();
+    assert_eq!(events[..5], ["", "", "", "", ""]);
+    assert!(events[5].starts_with("compaction"));
+    assert!(main.inferred_steps.is_empty());
+    assert!(!main.to_toml("f").unwrap().contains("inferred"));
 }
 
 #[test]
 fn sidechains_become_separate_streams_sharing_one_static_prefix() {
-    let (_, s) = import("sidechains.jsonl");
+    let s = import_billed("sidechains.jsonl");
     let names: Vec<&str> = s.iter().map(|i| i.stream.as_str()).collect();
     assert_eq!(names, vec!["main", "agent-1", "agent-2", "agent-3"]);
     let counts: Vec<usize> = s.iter().map(|i| i.requests.len()).collect();
@@ -137,6 +176,21 @@ fn sidechains_become_separate_streams_sharing_one_static_prefix() {
         let text = a.to_toml("x").expect("toml");
         assert!(text.contains("[system]\ntokens = 10990"), "{}", a.stream);
     }
+    // In transcript mode the read is not used: the static prefix is the first agent's first
+    // prompt less its first message, and every agent stream gets that same block.
+    let (_, s) = import("sidechains.jsonl");
+    let sizes: Vec<String> = s
+        .iter()
+        .filter(|i| i.kind == StreamKind::Agent)
+        .map(|a| {
+            let text = a.to_toml("x").unwrap();
+            let at = text.find("[system]\ntokens = ").unwrap();
+            text[at..].lines().nth(1).unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(sizes.len(), 3);
+    assert!(sizes.iter().all(|x| *x == sizes[0]), "{sizes:?}");
+    assert_ne!(sizes[0], "tokens = 10990");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use plancache::engine::ReplayEnv;
-use plancache::import::{Harness, Transcript};
+use plancache::import::{Events, Harness, Transcript};
 use plancache::validate::{validate, FirstRequest, RequestCheck, Stats, ValidateOptions};
 
 fn fixture(name: &str) -> PathBuf {
@@ -76,9 +76,37 @@ fn first_requests_are_kept_apart_unless_asked() {
 }
 
 #[test]
-fn recognised_events_let_the_replay_predict_non_ttl_breaks() {
+fn transcript_mode_predicts_only_the_breaks_the_records_show() {
     let ts = read(&["breaks.jsonl"]);
     let v = validate(&ts, &ideal(), &ReplayEnv::default()).expect("validates");
+    let s = v.stats().pop().expect("overall");
+    // Of the 4 recorded breaks (requests 3-6), the transcript shows a reason for one: the
+    // compaction before 6. Requests 3 and 4 dropped within the 5 m TTL with no record saying
+    // why (unexplained); request 5 follows a 10-minute gap that the ideal cache (no TTL) ignores.
+    assert_eq!((s.recorded_breaks, s.predicted_breaks), (4, 1));
+    assert_eq!((s.precision, s.recall), (Some(1.0), Some(0.25)));
+    let unexplained: Vec<&str> = v
+        .unexplained
+        .iter()
+        .map(|u| u.request_id.as_str())
+        .collect();
+    assert_eq!(unexplained, vec!["req_b3", "req_b4"]);
+    assert!(v
+        .to_markdown()
+        .starts_with("# Validation against recorded usage (--events transcript)"));
+    assert!(v
+        .to_markdown()
+        .contains("## Breaks the transcript cannot explain"));
+}
+
+#[test]
+fn recognised_events_let_the_replay_predict_non_ttl_breaks() {
+    let ts = read(&["breaks.jsonl"]);
+    let opts = ValidateOptions {
+        events: Events::Billed,
+        ..ideal()
+    };
+    let v = validate(&ts, &opts, &ReplayEnv::default()).expect("validates");
     let s = v.stats().pop().expect("overall");
     // Requests 3-6 all read < 50% of the previous prompt. The importer emits `edit_context`
     // (3), `add_tool` (4) and `compact` (6), so the replay breaks there too; request 5 follows a
@@ -151,8 +179,18 @@ fn the_anthropic_model_with_the_recorded_ttl_replays_claude_code() {
         "dkimuson_fe5e1c67.jsonl",
         "breaks.jsonl",
     ]);
+    // Transcript mode: nothing is prewarmed from the first request's billed read (that request
+    // is scored apart), so the first request predicts a cold read.
     let opts = ValidateOptions {
         cache: "anthropic".into(),
+        ..ValidateOptions::default()
+    };
+    let v = validate(&ts, &opts, &ReplayEnv::default()).expect("validates");
+    assert_eq!(v.checks[0].predicted_read, 0);
+    assert!(v.checks[0].first_in_stream);
+    let opts = ValidateOptions {
+        cache: "anthropic".into(),
+        events: Events::Billed,
         ..ValidateOptions::default()
     };
     let v = validate(&ts, &opts, &ReplayEnv::default()).expect("validates");

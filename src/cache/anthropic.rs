@@ -398,7 +398,12 @@ fn requested_breakpoints(
             // are also an entry of their own).
             let sys = st.system.as_slice();
             let first_msg = req.first_segment_at(Level::Messages);
-            let ttl = config.system_ttl;
+            // A subagent request writes one TTL class only (no Claude Code request writes both
+            // 1 h and 5 m): its system breakpoints take the subagent TTL too.
+            let ttl = match config.subagent_message_ttl {
+                Some(t) if req.stream != "main" => t,
+                _ => config.system_ttl,
+            };
             match sys {
                 [] => {
                     if let Some(i) = last_nonempty(first_msg) {
@@ -613,7 +618,7 @@ impl CacheModel for BreakpointCache {
         outcome
     }
 
-    fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible_at_ms: u64, _done: u64) {
+    fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible_at_ms: u64, done: u64) {
         let min = self.min_cacheable(&req.model);
         let salts = self.salts(req);
         let st = self.streams.stream(&req.stream);
@@ -633,10 +638,11 @@ impl CacheModel for BreakpointCache {
                 continue;
             }
             // A breakpoint whose entry is live was a read (refreshed in `lookup`); any other
-            // writes its entry, readable once the response begins (A13).
+            // writes its entry, readable once the response begins (A13). Its TTL runs from when
+            // the request finished: an idle gap is measured from the end of the response.
             let fresh = Entry {
                 visible_at: visible_at_ms,
-                expires_at: visible_at_ms.saturating_add(ttl_of[k]),
+                expires_at: done.max(visible_at_ms).saturating_add(ttl_of[k]),
             };
             match state.entries.get_mut(&hashes[i]) {
                 Some(e) if now < e.expires_at => {
@@ -655,4 +661,40 @@ impl CacheModel for BreakpointCache {
         }
         st.seen_ok = hashes.len();
     }
+}
+
+/// The TTL classes one request of `scenario` would write under `config`'s Claude Code layout
+/// (with the scenario's own `cache_control` marks when honoured), and a warning when there are
+/// two: Claude Code never bills 1 h and 5 m writes in one request, so such a layout describes no
+/// real harness request.
+pub fn mixed_ttl_warning(
+    scenario: &crate::scenario::Scenario,
+    config: &BreakpointConfig,
+) -> Option<String> {
+    let mut main: Vec<Ttl> = Vec::new();
+    if config.layout == Layout::ClaudeCode {
+        main.extend([config.system_ttl, config.message_ttl]);
+    } else {
+        main.push(config.message_ttl);
+    }
+    if config.explicit_breakpoints || config.layout == Layout::Explicit {
+        main.extend(scenario.tools.iter().filter_map(|t| t.cache_control));
+        main.extend(
+            scenario
+                .system
+                .to_vec()
+                .iter()
+                .filter_map(|c| c.cache_control),
+        );
+        main.extend(scenario.context.iter().filter_map(|c| c.cache_control));
+    }
+    main.sort();
+    main.dedup();
+    (main.len() > 1).then(|| {
+        format!(
+            "a request would write both {} and {} cache entries; Claude Code writes one TTL class per request (main thread 1h or 5m, subagents 5m), so such a layout bills writes no real session shows",
+            main[0].as_str(),
+            main[1].as_str()
+        )
+    })
 }

@@ -65,6 +65,12 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
                     for line in advice(&session.scenario) {
                         println!("  {line}");
                     }
+                    if let Some(w) = crate::cache::anthropic::mixed_ttl_warning(
+                        &session.scenario,
+                        &env.caches.anthropic,
+                    ) {
+                        println!("  warning: {w}");
+                    }
                     println!(
                         "  ok: {} decisions, identical under {}",
                         report.replays.first().map_or(0, |r| r.trace.entries.len()),

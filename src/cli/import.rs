@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::CliError;
 use crate::export::write_atomic;
-use crate::import::{build_scenarios, Harness, ImportOptions, StreamKind};
+use crate::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions, StreamKind};
 
 /// Turn a Claude Code transcript (or a Codex CLI rollout) into scenarios, one per request stream.
 #[derive(Debug, Args)]
@@ -24,6 +24,11 @@ pub struct ImportArgs {
     /// Where to write the main stream's scenario.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Where events come from: `transcript` (the records' content and timestamps only) or
+    /// `billed` (also breaks placed from the billed cache reads, each marked
+    /// `# inferred from billed cache_read` in the scenario).
+    #[arg(long, value_enum, default_value = "transcript")]
+    pub events: Events,
 }
 
 fn sibling(out: &Path, stream: &str) -> PathBuf {
@@ -37,7 +42,12 @@ fn sibling(out: &Path, stream: &str) -> PathBuf {
 pub fn import(args: ImportArgs) -> Result<(), CliError> {
     let harness = Harness::parse(&args.kind).map_err(CliError::input)?;
     let t = harness.read(&args.transcript).map_err(CliError::input)?;
-    let scenarios = build_scenarios(&t, &ImportOptions::default());
+    check_sizes(&t).map_err(CliError::input)?;
+    let opts = ImportOptions {
+        events: args.events,
+        ..ImportOptions::default()
+    };
+    let scenarios = build_scenarios(&t, &opts);
     if scenarios.is_empty() {
         return Err(CliError::input(format!(
             "{}: no API request with usage found ({} lines, {} skipped)\n  hint: is this a {} log?",
@@ -51,12 +61,23 @@ pub fn import(args: ImportArgs) -> Result<(), CliError> {
         eprintln!("{}: skipped {s}", t.source);
     }
     eprintln!(
-        "{}: {} lines, {} records not interpreted, {} streams, {} requests",
+        "{}: {} lines, {} records not interpreted, {} streams, {} requests, events from the {}{}",
         t.source,
         t.lines,
         t.skipped.len(),
         scenarios.len(),
-        scenarios.iter().map(|s| s.requests.len()).sum::<usize>()
+        scenarios.iter().map(|s| s.requests.len()).sum::<usize>(),
+        args.events.as_str(),
+        match args.events {
+            Events::Transcript => String::new(),
+            Events::Billed => format!(
+                " ({} event(s) inferred from billed cache_read)",
+                scenarios
+                    .iter()
+                    .map(|s| s.inferred_steps.len())
+                    .sum::<usize>()
+            ),
+        }
     );
     for s in &scenarios {
         let text = s.to_toml(&t.source).map_err(CliError::input)?;

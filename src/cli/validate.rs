@@ -8,7 +8,8 @@ use super::common::{cache_config, cache_list, price_table};
 use super::CliError;
 use crate::engine::ReplayEnv;
 use crate::export::write_atomic;
-use crate::import::Harness;
+use crate::import::discover::{discover, group, read_session, SessionFiles};
+use crate::import::{Events, Harness};
 use crate::validate::{validate as run_validation, FirstRequest, SharedPrefix, ValidateOptions};
 
 /// Import transcripts, replay them as the harness did, and report the simulator's error against
@@ -16,18 +17,27 @@ use crate::validate::{validate as run_validation, FirstRequest, SharedPrefix, Va
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   plancache validate session.jsonl
+  plancache validate ~/.claude/projects/-home-me-repo
+  plancache validate session.jsonl session/subagents/agent-a1.jsonl
+  plancache validate session.jsonl --events billed
   plancache validate tests/fixtures/transcripts/dkimuson_*.jsonl --out validation
   plancache validate session.jsonl --first-request include --shared-prefix none
 
 Writes DIR/validation.csv (one row per request) and DIR/validation.md with --out; prints the
 Markdown summary. docs/validation.md explains every figure.")]
 pub struct ValidateArgs {
-    /// Transcripts (JSONL).
+    /// Transcripts (JSONL), session folders, project folders or a projects folder. Files are
+    /// grouped into sessions: a subagent file (`<session>/subagents/agent-*.jsonl`) replays with
+    /// its main file against one cache.
     #[arg(required = true)]
     pub transcripts: Vec<PathBuf>,
-    /// Which harness wrote them: claude-code or codex.
-    #[arg(long, default_value = "claude-code")]
-    pub kind: String,
+    /// Which harness wrote them: claude-code or codex (default: told from each file's records).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Where replayed events come from: `transcript` (the records' content and timestamps only)
+    /// or `billed` (also breaks placed from the billed cache reads, each marked in the scenario).
+    #[arg(long, value_enum, default_value = "transcript")]
+    pub events: Events,
     /// The strategy the harness used.
     #[arg(long, default_value = "permission-mode")]
     pub strategy: String,
@@ -56,7 +66,10 @@ pub struct ValidateArgs {
 }
 
 pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
-    let harness = Harness::parse(&args.kind).map_err(CliError::input)?;
+    let harness = match &args.kind {
+        Some(k) => Some(Harness::parse(k).map_err(CliError::input)?),
+        None => None,
+    };
     let cache = cache_list(&args.cache)?;
     if cache.len() != 1 {
         return Err(CliError::input(
@@ -74,10 +87,15 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };
-    let transcripts = args
-        .transcripts
-        .iter()
-        .map(|p| harness.read(p))
+    let sessions = sessions_of(&args.transcripts).map_err(CliError::input)?;
+    let transcripts = sessions
+        .into_iter()
+        .map(|mut s| {
+            if let Some(h) = harness {
+                s.kind = h;
+            }
+            read_session(&s)
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::input)?;
     let opts = ValidateOptions {
@@ -86,6 +104,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         first_request: args.first_request,
         shared_prefix: args.shared_prefix,
         tolerance: args.tolerance,
+        events: args.events,
         ..ValidateOptions::default()
     };
     let v = run_validation(&transcripts, &opts, &env).map_err(CliError::input)?;
@@ -98,4 +117,24 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         eprintln!("wrote {}", dir.display());
     }
     Ok(())
+}
+
+/// The sessions named on the command line: folders are searched, files are grouped (a subagent
+/// file joins its main file), each session once.
+fn sessions_of(paths: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
+    let mut files = Vec::new();
+    let mut out: Vec<SessionFiles> = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            for s in discover(p)? {
+                files.extend(s.files().into_iter().map(|f| f.to_path_buf()));
+            }
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(f.clone()));
+    out.extend(group(&files)?);
+    Ok(out)
 }

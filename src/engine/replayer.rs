@@ -320,10 +320,28 @@ impl Replayer<'_> {
                 if c.request {
                     self.compaction_request(at, main, c.instruction_tokens, c.tools, &summary)?;
                 }
-                main.conversation = main.context_segments();
+                match c.keep_tokens {
+                    // Cleared in place: whole messages within `keep` tokens stay.
+                    Some(keep) => {
+                        let mut kept = 0u64;
+                        let n = main
+                            .conversation
+                            .iter()
+                            .take_while(|seg| {
+                                kept += seg.len() as u64;
+                                kept <= keep as u64
+                            })
+                            .count();
+                        main.conversation.truncate(n);
+                        main.touched(n);
+                    }
+                    None => {
+                        main.conversation = main.context_segments();
+                        main.touched(0);
+                        main.loaded.clear();
+                    }
+                }
                 main.conversation.push(summary);
-                main.touched(0);
-                main.loaded.clear();
                 record(
                     trace,
                     at,
@@ -617,6 +635,18 @@ impl Replayer<'_> {
             None => model,
         };
         let segments = stream.request_segments(segments);
+        // An unlogged request ends with a message of its own (the away summary's instruction,
+        // a retried attempt's tail), `tokens` long, that joins no conversation: its entry is
+        // never read again, while the prefix it shares is read and refreshed.
+        let kept = turn.unlogged.then(|| segments.clone());
+        let mut segments = segments;
+        if turn.unlogged && !reply.is_empty() {
+            segments.push(session.message(
+                Role::User,
+                &format!("{}:unlogged", at.label),
+                TokenSource::Count(reply.len() as u32),
+            ));
+        }
         let request = Request {
             index: self.out.rows.len(),
             stream: stream.name.clone(),
@@ -628,6 +658,21 @@ impl Replayer<'_> {
             reply: vec![reply.clone()],
             output_tokens: reply.len() as u64 + turn.reasoning_tokens as u64,
         };
+        if let Some(kept) = kept {
+            price(
+                &request,
+                &mut *self.cache,
+                self.env,
+                stream,
+                mode,
+                &self.out,
+                session,
+            )?;
+            // Sent and cached, but neither logged nor part of the conversation.
+            stream.last_sent_at_ms = request.sent_at_ms;
+            stream.keep_sent(kept);
+            return Ok(());
+        }
         self.send(request, stream, mode, REPLY)?;
         stream.conversation.push(reply);
         for (j, call) in turn.calls.iter().enumerate() {

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{
-    parse_time_ms, ApiRequest, Block, Item, Skipped, Stream, StreamKind, Transcript, Usage,
+    parse_time_ms, ApiRequest, Block, Item, PrefixChange, Skipped, Stream, StreamKind, Transcript,
+    Usage,
 };
 use crate::plan_mode::Mode;
 
@@ -30,6 +31,7 @@ pub fn parse(text: &str) -> Transcript {
         streams,
         lines: p.lines,
         skipped: p.skipped,
+        finished_at_ms: p.finished,
         ..Transcript::default()
     }
 }
@@ -45,6 +47,10 @@ struct Parser {
     by_request: HashMap<String, (usize, usize)>,
     /// Permission mode last seen per stream.
     modes: HashMap<usize, Mode>,
+    /// requestId -> time of its last record.
+    finished: HashMap<String, u64>,
+    /// Time of the last timestamped record (for records that carry none).
+    last_at: Option<u64>,
     lines: usize,
     skipped: Vec<Skipped>,
 }
@@ -106,14 +112,24 @@ impl Parser {
             return self.skip(n, "record without a `type`");
         };
         match kind {
-            "user" | "assistant" | "attachment" => {}
-            // Session titles and harness bookkeeping never reach the API.
-            "summary" | "file-history-snapshot" | "queue-operation" => return,
+            "user" | "assistant" | "attachment" | "system" => {}
+            "permission-mode" => return self.permission_mode(n, &record),
+            // Session titles, streaming progress and harness bookkeeping never reach the API.
+            "summary"
+            | "file-history-snapshot"
+            | "queue-operation"
+            | "progress"
+            | "last-prompt"
+            | "ai-title"
+            | "custom-title"
+            | "agent-name"
+            | "pr-link" => return,
             other => return self.skip(n, format!("record type `{other}` is not interpreted")),
         }
         let Some(at_ms) = str_field(&record, "timestamp").and_then(parse_time_ms) else {
             return self.skip(n, format!("`{kind}` record without a valid `timestamp`"));
         };
+        self.last_at = Some(self.last_at.map_or(at_ms, |t| t.max(at_ms)));
         let stream = self.stream_of(&record);
         if let Some(uuid) = str_field(&record, "uuid") {
             self.by_uuid.insert(uuid.to_string(), stream);
@@ -121,7 +137,95 @@ impl Parser {
         match kind {
             "user" => self.user(n, &record, stream, at_ms),
             "assistant" => self.assistant(n, &record, stream, at_ms),
+            "system" => self.system(n, &record, stream, at_ms),
             _ => self.attachment(n, &record, stream, at_ms),
+        }
+    }
+
+    /// `{"type":"permission-mode","permissionMode":"plan"}`: the user switched modes. The record
+    /// may carry no timestamp or uuid: it belongs to the main stream, at the last time seen.
+    fn permission_mode(&mut self, n: usize, record: &Value) {
+        let Some(mode) = str_field(record, "permissionMode") else {
+            return self.skip(n, "permission-mode record without `permissionMode`");
+        };
+        let Some(m) = parse_mode(mode) else {
+            return self.skip(n, format!("unknown permissionMode `{mode}` (ignored)"));
+        };
+        let at_ms = str_field(record, "timestamp")
+            .and_then(parse_time_ms)
+            .or(self.last_at)
+            .unwrap_or(0);
+        let stream = self.stream_of(record);
+        self.set_mode(stream, m, at_ms);
+    }
+
+    fn set_mode(&mut self, stream: usize, m: Mode, at_ms: u64) {
+        match self.modes.insert(stream, m) {
+            // The first mode seen is where the stream starts, not a switch.
+            None if !self.has_request(stream) => self.streams[stream].initial_mode = m,
+            None => self.push(stream, Item::Mode { mode: m, at_ms }),
+            Some(before) if before != m => self.push(stream, Item::Mode { mode: m, at_ms }),
+            Some(_) => {}
+        }
+    }
+
+    fn has_request(&self, stream: usize) -> bool {
+        self.streams[stream]
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Request(_)))
+    }
+
+    /// `system` records: compaction boundaries, in-place clearing, and requests the harness made
+    /// without an assistant record; bookkeeping subtypes are ignored.
+    fn system(&mut self, n: usize, record: &Value, stream: usize, at_ms: u64) {
+        match str_field(record, "subtype").unwrap_or("") {
+            "compact_boundary" => self.push(
+                stream,
+                Item::Compaction {
+                    summary: String::new(),
+                    at_ms,
+                },
+            ),
+            "microcompact_boundary" => {
+                let ids: Vec<String> = record
+                    .get("microcompactMetadata")
+                    .and_then(|m| m.get("compactedToolIds"))
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                self.push(
+                    stream,
+                    Item::Cleared {
+                        tool_use_ids: ids,
+                        at_ms,
+                    },
+                );
+            }
+            "away_summary" => self.push(
+                stream,
+                Item::Unlogged {
+                    why: "a summary made while the user was away (away_summary)".into(),
+                    at_ms,
+                },
+            ),
+            "api_error" => {
+                let attempt = u64_field(record, "retryAttempt").unwrap_or(0);
+                self.push(
+                    stream,
+                    Item::Unlogged {
+                        why: format!("a request that failed (api_error, retry attempt {attempt})"),
+                        at_ms,
+                    },
+                )
+            }
+            "local_command" | "turn_duration" | "stop_hook_summary" | "informational" => {}
+            other => self.skip(n, format!("system record `{other}` is not interpreted")),
         }
     }
 
@@ -178,12 +282,7 @@ impl Parser {
     fn user(&mut self, n: usize, record: &Value, stream: usize, at_ms: u64) {
         if let Some(mode) = str_field(record, "permissionMode") {
             match parse_mode(mode) {
-                Some(m) => match self.modes.insert(stream, m) {
-                    // The first mode seen is where the stream starts, not a switch.
-                    None => self.streams[stream].initial_mode = m,
-                    Some(before) if before != m => self.push(stream, Item::Mode { mode: m, at_ms }),
-                    Some(_) => {}
-                },
+                Some(m) => self.set_mode(stream, m, at_ms),
                 None => self.skip(n, format!("unknown permissionMode `{mode}` (ignored)")),
             }
         }
@@ -197,7 +296,25 @@ impl Parser {
             .unwrap_or(false);
         if compact {
             let summary = content_text(content);
+            // The summary that follows a `compact_boundary` completes it.
+            if let Some(Item::Compaction { summary: s, .. }) = self.streams[stream].items.last_mut()
+            {
+                if s.is_empty() {
+                    *s = summary;
+                    return;
+                }
+            }
             return self.push(stream, Item::Compaction { summary, at_ms });
+        }
+        if self.interrupted_unlogged(stream, content) {
+            let at = self.streams[stream].items.last().map_or(at_ms, Item::at_ms);
+            self.push(
+                stream,
+                Item::Unlogged {
+                    why: "a request interrupted before its first block".into(),
+                    at_ms: at,
+                },
+            );
         }
         match content {
             Value::String(s) => self.push(
@@ -254,6 +371,17 @@ impl Parser {
         }
     }
 
+    /// An interrupt marker (`[Request interrupted by user]`) right after the user's own input:
+    /// the request was sent, but no block of it was logged. (After a tool result the marker is
+    /// `... for tool use`: the user stopped a tool of a logged request, nothing was sent.)
+    fn interrupted_unlogged(&self, stream: usize, content: &Value) -> bool {
+        content_text(content).trim() == "[Request interrupted by user]"
+            && matches!(
+                self.streams[stream].items.last(),
+                Some(Item::User { .. } | Item::Reminder { .. })
+            )
+    }
+
     fn attachment(&mut self, n: usize, record: &Value, stream: usize, at_ms: u64) {
         let Some(att) = record.get("attachment") else {
             return self.skip(n, "attachment record without `attachment`");
@@ -263,6 +391,41 @@ impl Parser {
             "plan_mode" | "plan_mode_exit" | "plan_mode_reentry" => {
                 // The reminder's own wording is not stored; its fields are what the harness
                 // renders into it, and the usage delta fixes its size.
+                let text = att.to_string();
+                self.push(stream, Item::Reminder { kind, text, at_ms });
+            }
+            "edited_text_file" => {
+                let file = str_field(att, "filename").unwrap_or("");
+                let text = att.to_string();
+                if is_memory_file(file) {
+                    // The reminder is appended, and the early context block holding the file
+                    // changes on the next turn.
+                    self.push(
+                        stream,
+                        Item::PrefixChange {
+                            change: PrefixChange::EarlyContext,
+                            what: format!("{file} edited (edited_text_file)"),
+                            at_ms,
+                        },
+                    );
+                }
+                self.push(stream, Item::Reminder { kind, text, at_ms });
+            }
+            // Appended to the next user message as `<system-reminder>` text: the tail grows, the
+            // prefix stays (deltas announce tools, instructions and dates without rewriting them).
+            "deferred_tools_delta"
+            | "mcp_instructions_delta"
+            | "date_change"
+            | "skill_listing"
+            | "task_reminder"
+            | "todo_reminder"
+            | "file"
+            | "compact_file_reference"
+            | "queued_command"
+            | "command_permissions"
+            | "companion_intro"
+            | "nested_memory"
+            | "critical_system_reminder" => {
                 let text = att.to_string();
                 self.push(stream, Item::Reminder { kind, text, at_ms });
             }
@@ -292,9 +455,16 @@ impl Parser {
             Some(Value::String(s)) => vec![Block::Text(s.clone())],
             _ => Vec::new(),
         };
+        let finished = self.finished.entry(request_id.clone()).or_insert(at_ms);
+        *finished = (*finished).max(at_ms);
         if let Some(&(s, i)) = self.by_request.get(&request_id) {
+            // The last record of a request carries the billed usage.
+            let usage = message.get("usage").and_then(parse_usage);
             if let Item::Request(r) = &mut self.streams[s].items[i] {
                 r.blocks.extend(blocks);
+                if let Some(u) = usage {
+                    r.usage = u;
+                }
             }
             return;
         }
@@ -316,6 +486,15 @@ impl Parser {
         let idx = self.streams[stream].items.len() - 1;
         self.by_request.insert(request_id, (stream, idx));
     }
+}
+
+/// Memory and instruction files Claude Code loads into the early context block.
+fn is_memory_file(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    matches!(
+        name.to_ascii_uppercase().as_str(),
+        "CLAUDE.MD" | "CLAUDE.LOCAL.MD" | "MEMORY.MD"
+    )
 }
 
 fn block(b: &Value) -> Option<Block> {

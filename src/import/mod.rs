@@ -7,6 +7,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod discover;
 pub mod scenario;
 
 use std::fmt;
@@ -14,7 +15,7 @@ use std::fmt;
 use crate::plan_mode::Mode;
 use crate::prompt::Ttl;
 
-pub use scenario::{build_scenarios, ImportOptions, ImportedScenario};
+pub use scenario::{build_scenarios, check_sizes, Events, ImportOptions, ImportedScenario};
 
 /// One session read from a harness's log.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +28,9 @@ pub struct Transcript {
     pub streams: Vec<Stream>,
     /// Lines that were read.
     pub lines: usize,
+    /// When each request's last record was written (request id -> ms since the epoch): the
+    /// response finished then, and a cache entry's TTL runs from there.
+    pub finished_at_ms: std::collections::HashMap<String, u64>,
     /// Records that could not be interpreted, with their line and why.
     pub skipped: Vec<Skipped>,
 }
@@ -96,6 +100,24 @@ pub enum Item {
     Mode { mode: Mode, at_ms: u64 },
     /// The conversation was compacted: it restarts from this summary.
     Compaction { summary: String, at_ms: u64 },
+    /// The harness changed a part of the prompt before the conversation's tail (a memory or
+    /// instructions file re-read into the early context, tools added to the tools array).
+    PrefixChange {
+        change: PrefixChange,
+        /// What the record said, for notes.
+        what: String,
+        at_ms: u64,
+    },
+    /// Old tool results cleared in place (microcompaction): the prompt shrinks, the prefix before
+    /// the first cleared result survives.
+    Cleared {
+        tool_use_ids: Vec<String>,
+        at_ms: u64,
+    },
+    /// A request the harness sent that the log holds no assistant record of (an API error and
+    /// its retry, a summary made while the user was away, a request interrupted before its first
+    /// block): it re-sent the prompt and refreshed the cache.
+    Unlogged { why: String, at_ms: u64 },
     /// One API request and its response.
     Request(ApiRequest),
 }
@@ -107,10 +129,23 @@ impl Item {
             | Item::Reminder { at_ms, .. }
             | Item::ToolResult { at_ms, .. }
             | Item::Mode { at_ms, .. }
-            | Item::Compaction { at_ms, .. } => *at_ms,
+            | Item::Compaction { at_ms, .. }
+            | Item::PrefixChange { at_ms, .. }
+            | Item::Cleared { at_ms, .. }
+            | Item::Unlogged { at_ms, .. } => *at_ms,
             Item::Request(r) => r.first_at_ms,
         }
     }
+}
+
+/// Where a harness changed the prompt ahead of its tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrefixChange {
+    /// The tools array changed (an MCP server connected): the prefix breaks at the tools.
+    Tools,
+    /// The early context block (memory and instruction files) changed: the prefix breaks after
+    /// tools and system.
+    EarlyContext,
 }
 
 /// The cache counters the provider billed for one request.
@@ -133,7 +168,10 @@ pub struct Usage {
 impl Usage {
     /// The whole prompt: read + written + uncached input.
     pub fn prompt_tokens(&self) -> u64 {
-        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+        // Saturating: corrupt counts are rejected by `scenario::check_sizes`, never a panic.
+        self.input_tokens
+            .saturating_add(self.cache_creation_input_tokens)
+            .saturating_add(self.cache_read_input_tokens)
     }
 
     /// The TTL this request wrote with: 1 h when any 1 h tokens were written, 5 m when only 5 m

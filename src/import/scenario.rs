@@ -12,7 +12,7 @@
 //! then equal the recorded ones request by request, unless the conversation shrank (compaction),
 //! which is reported.
 
-use super::{ApiRequest, Block, Item, Stream, StreamKind, Transcript, Usage};
+use super::{ApiRequest, Block, Item, PrefixChange, Stream, StreamKind, Transcript, Usage};
 use crate::plan_mode::Mode;
 use crate::prompt::{Encoding, TokenSource, Tokenizer, Ttl};
 use crate::scenario::{
@@ -20,9 +20,32 @@ use crate::scenario::{
     TextOrContent, Timing, ToolDef, Turn, WaitDuration, DEFAULT_WRITE_TOOLS,
 };
 
+/// Where the events a scenario replays (breaks of the prompt prefix) come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Events {
+    /// Only from the transcript's content and timestamps: the billed cache reads and writes are
+    /// never read for anything but the report, so a replay predicts what it is scored on.
+    #[default]
+    Transcript,
+    /// As `transcript`, plus breaks placed where the billed cache read dropped within the TTL
+    /// with no visible cause; each such event is marked `# inferred from billed cache_read`.
+    Billed,
+}
+
+impl Events {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Events::Transcript => "transcript",
+            Events::Billed => "billed",
+        }
+    }
+}
+
 /// How a transcript is turned into scenarios.
 #[derive(Debug, Clone)]
 pub struct ImportOptions {
+    /// Where events come from (see [`Events`]).
+    pub events: Events,
     /// Encoding whose token counts weight the split of recorded prompt growth.
     pub encoding: Encoding,
     /// A recorded break: a request reading less than this share of the previous prompt.
@@ -35,6 +58,7 @@ pub struct ImportOptions {
 impl Default for ImportOptions {
     fn default() -> Self {
         ImportOptions {
+            events: Events::Transcript,
             encoding: Encoding::O200kBase,
             break_threshold: 0.5,
             static_match: 0.9,
@@ -57,6 +81,19 @@ pub struct RecordedRequest {
     /// context-block edit, a tool-list change), as emitted into the scenario; validate lists them
     /// next to the request.
     pub events: Vec<String>,
+    /// The permission mode the transcript was in when it was sent.
+    pub mode: Mode,
+    /// When its response finished (its last record), in ms after the transcript's first record.
+    pub finished_at_ms: u64,
+}
+
+/// When a request was sent, when its response began to be written (its first record) and when it
+/// finished (its last record), in ms after the transcript's first record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendTime {
+    pub sent_ms: u64,
+    pub visible_ms: u64,
+    pub finished_ms: u64,
 }
 
 /// The scenario of one stream, with what was recorded for each of its requests.
@@ -73,6 +110,12 @@ pub struct ImportedScenario {
     pub shared_prefix: u64,
     /// Findings worth telling the user (model switches, shrinking prompts, mode repairs).
     pub notes: Vec<String>,
+    /// Every request the scenario sends (logged and unlogged), in send order, with its recorded
+    /// times: validate feeds the cache model these instead of the replay's own clock.
+    pub timeline: Vec<SendTime>,
+    /// Steps (0-based) placed from a billed cache read (`billed` mode only); each is marked
+    /// `# inferred from billed cache_read` in the scenario file.
+    pub inferred_steps: Vec<usize>,
 }
 
 impl ImportedScenario {
@@ -81,8 +124,9 @@ impl ImportedScenario {
         let body = toml::to_string(&self.scenario)
             .map_err(|e| format!("cannot write the scenario as TOML: {e}"))?;
         let mut head = format!(
-            "# Imported by `plancache import` from {source} (stream {}).\n# Sizes are derived from the recorded usage (docs/validation.md explains how).\n",
-            self.stream
+            "# Imported by `plancache import` from {} (stream {}).\n# Sizes are derived from the recorded usage (docs/validation.md explains how).\n",
+            comment_safe(source),
+            comment_safe(&self.stream)
         );
         if let Some(t) = self.ttl {
             head.push_str(&format!(
@@ -90,11 +134,84 @@ impl ImportedScenario {
                 t.as_str()
             ));
         }
-        for n in &self.notes {
-            head.push_str(&format!("# note: {n}\n"));
+        if !self.inferred_steps.is_empty() {
+            head.push_str(&format!(
+                "# {} event(s) {INFERRED} (marked at their steps)\n",
+                self.inferred_steps.len()
+            ));
         }
-        Ok(head + &body)
+        for n in &self.notes {
+            head.push_str(&format!("# note: {}\n", comment_safe(n)));
+        }
+        // Mark each inferred step right above its `[[steps]]` table.
+        let mut out = head;
+        let mut step = 0usize;
+        for line in body.split_inclusive('\n') {
+            if line.trim_end() == "[[steps]]" {
+                if self.inferred_steps.contains(&step) {
+                    out.push_str(&format!("# {INFERRED}\n"));
+                }
+                step += 1;
+            }
+            out.push_str(line);
+        }
+        Ok(out)
     }
+}
+
+/// Text made safe for a one-line TOML comment: control characters (a newline in a recorded
+/// model or request id would end the comment and inject TOML) are written escaped.
+pub fn comment_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Rejects a transcript whose recorded usage no scenario could hold: any count (or a request's
+/// whole prompt) above the scenario size limit, or a sum that overflows, is bad input naming
+/// the request and its line.
+pub fn check_sizes(t: &Transcript) -> Result<(), String> {
+    let limit = crate::scenario::MAX_TOKENS as u64;
+    for s in &t.streams {
+        for r in s.requests() {
+            let u = &r.usage;
+            let prompt = u
+                .input_tokens
+                .checked_add(u.cache_creation_input_tokens)
+                .and_then(|x| x.checked_add(u.cache_read_input_tokens));
+            let biggest = [
+                u.input_tokens,
+                u.cache_creation_input_tokens,
+                u.cache_read_input_tokens,
+                u.creation_5m.unwrap_or(0),
+                u.creation_1h.unwrap_or(0),
+                u.output_tokens,
+            ]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+            match prompt {
+                Some(p) if p <= limit && biggest <= limit => {}
+                _ => {
+                    return Err(format!(
+                        "{}: line {} (request {}, stream {}): recorded usage of {} tokens is larger than any prompt (limit {limit})\n  hint: the usage counts of this record are corrupt; fix or remove the line",
+                        t.source,
+                        r.line,
+                        comment_safe(&r.request_id),
+                        s.name,
+                        prompt.map_or("more than 2^64".to_string(), |p| p.max(biggest).to_string())
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A date-suffixed model id without its date (`claude-sonnet-4-20250514` -> `claude-sonnet-4`):
@@ -122,15 +239,27 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
     // The end of the agents' shared static prefix is measured where one agent's first request
     // read what an earlier agent wrote (the recorded read stops at the last cached breakpoint
     // before the first message); without such a read it is estimated from the first agent.
+    // Only in `billed` mode: a cache read must not size anything in `transcript` mode.
+    let billed = opts.events == Events::Billed;
     let mut agent_static: Option<u64> = t
         .streams
         .iter()
-        .filter(|s| s.kind == StreamKind::Agent)
+        .filter(|s| billed && s.kind == StreamKind::Agent)
         .filter_map(|s| s.requests().next())
         .map(|r| r.usage)
         .filter(|u| u.cache_read_input_tokens > 0 && u.cache_read_input_tokens < u.prompt_tokens())
         .map(|u| u.cache_read_input_tokens)
         .min();
+    // In `transcript` mode: each agent's first prompt less its first messages' weight, the
+    // smallest of them (a block every agent's first prompt can hold).
+    if !billed {
+        agent_static = t
+            .streams
+            .iter()
+            .filter(|s| s.kind == StreamKind::Agent)
+            .filter_map(|s| first_prompt_static(s, &tok))
+            .min();
+    }
     // Every stream of a kind gets the same tool list (the union of the tools its streams call),
     // since the harness sends one toolset per kind: otherwise streams could not share a prefix.
     let tools_of = |kind: StreamKind| -> Vec<String> {
@@ -167,6 +296,22 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
         out.push(b.imported);
     }
     out
+}
+
+/// A stream's static prefix as its first prompt shows it: the recorded prompt size less the
+/// token weight of the messages before its first request.
+fn first_prompt_static(s: &Stream, tok: &Tokenizer) -> Option<u64> {
+    let mut messages = 0u64;
+    for i in &s.items {
+        match i {
+            Item::Request(r) => return Some(r.usage.prompt_tokens().saturating_sub(messages)),
+            Item::User { text, .. } | Item::Reminder { text, .. } => messages += weight(tok, text),
+            Item::ToolResult { text, .. } => messages += weight(tok, text),
+            Item::Compaction { summary, .. } => messages += weight(tok, summary),
+            _ => {}
+        }
+    }
+    None
 }
 
 struct Built {
@@ -274,10 +419,24 @@ fn build_stream(
             Item::User { text, .. } | Item::Reminder { text, .. } => text.clone(),
             Item::ToolResult { text, .. } => text.clone(),
             Item::Compaction { summary, .. } => summary.clone(),
-            Item::Mode { .. } | Item::Request(_) => String::new(),
+            Item::Mode { .. }
+            | Item::Request(_)
+            | Item::PrefixChange { .. }
+            | Item::Cleared { .. }
+            | Item::Unlogged { .. } => String::new(),
         }
     };
-    let carries_tokens = |i: &Item| !matches!(i, Item::Mode { .. });
+    // Items that put text into the prompt (the others are events).
+    let carries_tokens = |i: &Item| {
+        matches!(
+            i,
+            Item::User { .. }
+                | Item::Reminder { .. }
+                | Item::ToolResult { .. }
+                | Item::Compaction { .. }
+        )
+    };
+    let billed = opts.events == Events::Billed;
 
     // The first prompt: static prefix + first messages.
     let p1 = first.usage.prompt_tokens();
@@ -295,9 +454,12 @@ fn build_stream(
         StreamKind::Main => first.usage.cache_read_input_tokens.min(static_tokens),
         StreamKind::Agent => 0,
     };
-    // Only the main stream is split at the block an earlier session wrote; subagents share one
-    // static block among themselves.
-    let system = if s.kind == StreamKind::Main && shared_prefix > 0 && shared_prefix < static_tokens
+    // Only the main stream is split at the block an earlier session wrote, and only in `billed`
+    // mode (the split is placed from a cache read); subagents share one static block.
+    let system = if billed
+        && s.kind == StreamKind::Main
+        && shared_prefix > 0
+        && shared_prefix < static_tokens
     {
         Blocks::Many(vec![
             Content::tokens(clamp(shared_prefix)),
@@ -314,10 +476,31 @@ fn build_stream(
             let (r, after) = (&w[0].0, &w[0].1);
             let next = w[1].0;
             let compacted = after.iter().any(|i| matches!(i, Item::Compaction { .. }));
-            if compacted || next.usage.prompt_tokens() < r.usage.prompt_tokens() {
+            let cleared = after.iter().find_map(|i| match i {
+                Item::Cleared { tool_use_ids, .. } => Some(tool_use_ids.clone()),
+                _ => None,
+            });
+            let change = |c: PrefixChange| {
+                after.iter().find_map(|i| match i {
+                    Item::PrefixChange { change, what, .. } if *change == c => Some(what.clone()),
+                    _ => None,
+                })
+            };
+            if compacted {
                 Boundary::Compact
-            } else {
+            } else if let Some(ids) = cleared {
+                Boundary::Cleared(ids)
+            } else if next.usage.prompt_tokens() < r.usage.prompt_tokens() {
+                Boundary::Rewind
+            } else if let Some(what) = change(PrefixChange::Tools) {
+                Boundary::ToolsChanged(format!("tools changed ({what})"), false)
+            } else if let Some(what) = change(PrefixChange::EarlyContext) {
+                Boundary::EarlyEdit(format!("early context block edited ({what})"), false)
+            } else if billed && model_family(&r.model) == model_family(&next.model) {
+                // A model switch explains a break by itself (caches are per model).
                 classify_break(r, next, static_tokens, opts).unwrap_or(Boundary::None)
+            } else {
+                Boundary::None
             }
         })
         .collect();
@@ -329,7 +512,7 @@ fn build_stream(
         Some(j)
             if boundaries
                 .iter()
-                .any(|b| matches!(b, Boundary::EarlyEdit(_))) =>
+                .any(|b| matches!(b, Boundary::EarlyEdit(..))) =>
         {
             let k = pre[..j].iter().filter(|i| carries_tokens(i)).count();
             Some(std::mem::take(&mut pre_sizes[k]))
@@ -347,6 +530,12 @@ fn build_stream(
         .first_at_ms
         .min(pre.first().map_or(u64::MAX, |i| i.at_ms()));
     steps.extend(wait(start.saturating_sub(origin)));
+    // The conversation as the replay will hold it: (tokens, tool_use_id of a tool result) per
+    // message, so a clearing in place knows where the first cleared result sits.
+    let mut msgs: Vec<(u64, Option<String>)> = Vec::new();
+    if context_tokens.is_some() {
+        msgs.push((context_size, None));
+    }
     let mut sizes = pre_sizes.into_iter();
     for (j, i) in pre.iter().enumerate() {
         match i {
@@ -354,10 +543,12 @@ fn build_stream(
                 steps.push(Step::Mode(*m));
                 mode = *m;
             }
+            _ if !carries_tokens(i) => {}
             _ => {
                 let n = sizes.next().unwrap_or(0);
                 if !(context_tokens.is_some() && Some(j) == first_user) {
                     steps.push(user_tokens(n));
+                    msgs.push((n, tool_id(i)));
                 }
             }
         }
@@ -371,21 +562,43 @@ fn build_stream(
             .max()
             .unwrap_or(r.first_at_ms)
     };
-    let mut prev_sent = sent_at(first, &pre);
+    // The replay's clock stands at `clock` (recorded time) after each request: when its last
+    // record was written, i.e. when the response finished. Providers' TTLs run from there (a
+    // 5 m entry still serves a request sent 5 m 10 s after the previous one was *sent* when
+    // that one streamed for 20 s); the engine adds its own TTFT on top, which stands for the
+    // time the response took.
+    let mut clock = start;
     let mut events_next: Vec<String> = Vec::new();
-    let mut prev_first_at = first.first_at_ms;
+    let mut inferred_steps: Vec<usize> = Vec::new();
+    let mut timeline: Vec<SendTime> = Vec::new();
     for (k, (r, after)) in rounds.iter().enumerate() {
+        // Sent when the last item before it was written; a response written long after that
+        // (a stall) was still sent then.
         let sent = if k == 0 {
-            prev_sent
+            sent_at(first, &pre)
         } else {
             sent_at(r, &rounds[k - 1].1)
         };
-        if k > 0 {
-            // From when the previous response began (the engine adds its own TTFT) to this send.
-            steps.extend(wait(sent.saturating_sub(prev_first_at)));
+        steps.extend(wait(sent.saturating_sub(clock)));
+        clock = t
+            .finished_at_ms
+            .get(&r.request_id)
+            .copied()
+            .unwrap_or(r.first_at_ms)
+            .max(sent);
+        let visible = r.first_at_ms.clamp(sent, clock);
+        timeline.push(SendTime {
+            sent_ms: sent.saturating_sub(origin),
+            visible_ms: visible.saturating_sub(origin),
+            finished_ms: clock.saturating_sub(origin),
+        });
+        if k > 0 && model_family(&rounds[k - 1].0.model) != model_family(&r.model) {
+            events_next.push(format!(
+                "model changed from {} to {} (each model has its own cache)",
+                comment_safe(&rounds[k - 1].0.model),
+                comment_safe(&r.model)
+            ));
         }
-        prev_sent = sent;
-        prev_first_at = r.first_at_ms;
         requests.push(RecordedRequest {
             request_id: r.request_id.clone(),
             line: r.line,
@@ -393,6 +606,8 @@ fn build_stream(
             usage: r.usage,
             sent_at_ms: sent.saturating_sub(origin),
             events: std::mem::take(&mut events_next),
+            mode,
+            finished_at_ms: clock.saturating_sub(origin),
         });
 
         let mut implicit_summary: Option<u64> = None;
@@ -448,6 +663,13 @@ fn build_stream(
                 notes.push(format!("request {}: {what}", next.request_id));
                 events_next.push(what);
             }
+            Some(_) if matches!(boundary, Boundary::Cleared(_) | Boundary::Rewind) => {
+                // The prompt shrank in place: new pieces keep their own sizes; the step that
+                // shrinks the conversation makes up the rest (below).
+                for p in pieces.iter_mut() {
+                    p.tokens = p.weight;
+                }
+            }
             Some((next, _)) => {
                 let p_now = r.usage.prompt_tokens();
                 let p_next = next.usage.prompt_tokens();
@@ -456,13 +678,13 @@ fn build_stream(
                     p.tokens = n;
                 }
                 let what = match &boundary {
-                    Boundary::EarlyEdit(w) if context_tokens.is_some() => {
+                    Boundary::EarlyEdit(w, _) if context_tokens.is_some() => {
                         Some(format!("{w}; replayed as an `edit_context` step"))
                     }
-                    Boundary::EarlyEdit(w) => Some(format!(
+                    Boundary::EarlyEdit(w, _) => Some(format!(
                         "{w}; no first user message to hold the block: not replayed"
                     )),
-                    Boundary::ToolsChanged(w) => {
+                    Boundary::ToolsChanged(w, _) => {
                         Some(format!("{w}; replayed as an `add_tool` step"))
                     }
                     _ => None,
@@ -581,15 +803,25 @@ fn build_stream(
             reasoning_tokens: clamp(r.usage.reasoning_tokens),
             ..Turn::default()
         }));
+        msgs.push((pieces[0].tokens, None));
+        for (p, _) in pieces.iter().zip(&answered).filter(|(_, a)| **a) {
+            msgs.push((p.tokens, p.item.and_then(tool_id)));
+        }
         if let Some(a) = plan_answer {
             steps.push(a);
         }
         if trailing_after_answer > 0 {
             steps.push(user_tokens(trailing_after_answer));
         }
+        let p_next = rounds.get(k + 1).map(|(n, _)| n.usage.prompt_tokens());
+        // Tokens of the pieces that follow each item of `after` (for a clearing in place).
+        let tokens_after = |idx: usize| -> u64 {
+            let before = after[..=idx].iter().filter(|i| carries_tokens(i)).count();
+            pieces[1 + before..].iter().map(|p| p.tokens).sum()
+        };
         // Everything not carried by a call, in order; mode switches where they happened.
         let mut piece_iter = pieces.iter().zip(answered.iter()).skip(1);
-        for i in after {
+        for (idx, i) in after.iter().enumerate() {
             match i {
                 Item::Mode { mode: m, .. } => {
                     if *m != mode {
@@ -603,12 +835,65 @@ fn build_stream(
                 Item::Compaction { .. } => {
                     if let Some((p, _)) = piece_iter.next() {
                         steps.push(compact(p.tokens));
+                        msgs.clear();
+                        if context_tokens.is_some() {
+                            msgs.push((context_size, None));
+                        }
+                        msgs.push((p.tokens, None));
                     }
                 }
+                Item::Cleared { tool_use_ids, .. } => {
+                    let (Some(p_next), Boundary::Cleared(_)) = (p_next, &boundary) else {
+                        continue;
+                    };
+                    // The prefix before the first cleared result survives; the summary stands
+                    // for the rest of the conversation with the results cleared.
+                    let mut pos = 0u64;
+                    let mut first_cleared = None;
+                    for (n, id) in &msgs {
+                        if id.as_ref().is_some_and(|id| tool_use_ids.contains(id)) {
+                            first_cleared = Some(pos);
+                            break;
+                        }
+                        pos += n;
+                    }
+                    let total = p_next
+                        .saturating_sub(static_tokens)
+                        .saturating_sub(tokens_after(idx));
+                    let keep = first_cleared.unwrap_or(total);
+                    steps.push(shrink(&mut msgs, keep, total));
+                    let what = format!(
+                        "tool results cleared in place (microcompact_boundary): the first {} message tokens kept",
+                        keep.min(total)
+                    );
+                    notes.push(format!("request {}: {what}", rounds[k + 1].0.request_id));
+                    events_next.push(what);
+                }
+                Item::Unlogged { why, at_ms } => {
+                    // Sent and refreshing the cache, but not a recorded request.
+                    steps.extend(wait(at_ms.saturating_sub(clock)));
+                    clock = clock.max(*at_ms);
+                    let at = clock.saturating_sub(origin);
+                    timeline.push(SendTime {
+                        sent_ms: at,
+                        visible_ms: at,
+                        finished_ms: at,
+                    });
+                    // Its own closing message is not in the log: one token stands for it (only
+                    // its place matters: the entry it writes ends past the conversation).
+                    steps.push(Step::Assistant(Turn {
+                        tokens: Some(1),
+                        unlogged: true,
+                        ..Turn::default()
+                    }));
+                    events_next.push(format!("unlogged request: {why}"));
+                }
+                _ if !carries_tokens(i) => {}
                 _ => {
                     if let Some((p, done)) = piece_iter.next() {
                         if !done && p.tokens > 0 {
                             steps.push(user_tokens(p.tokens));
+                            msgs.push((p.tokens, tool_id(i)));
                         }
                     }
                 }
@@ -616,17 +901,49 @@ fn build_stream(
         }
         if let Some(n) = implicit_summary {
             steps.push(compact(n));
+            msgs.clear();
+            if context_tokens.is_some() {
+                msgs.push((context_size, None));
+            }
+            msgs.push((n, None));
         }
-        match boundaries.get(k) {
-            Some(Boundary::EarlyEdit(_)) if context_tokens.is_some() => {
+        match (boundaries.get(k), p_next) {
+            (Some(Boundary::Rewind), Some(p_next)) => {
+                // The prompt shrank with no record saying why (a rewind, a cleared attachment):
+                // the conversation is edited at its first changed message. Where that is
+                // follows from the sizes: the new prompt keeps the longest run of messages that,
+                // with the text added since, fits in it.
+                let total = p_next.saturating_sub(static_tokens);
+                let new: u64 = pieces
+                    .iter()
+                    .zip(&answered)
+                    .skip(1)
+                    .filter(|(_, a)| !**a)
+                    .map(|(p, _)| p.tokens)
+                    .sum();
+                steps.push(shrink(&mut msgs, total.saturating_sub(new), total));
+                let what = format!(
+                    "prompt shrank from {} to {p_next} tokens with no compaction record: replayed as an edit at the first changed message",
+                    r.usage.prompt_tokens()
+                );
+                notes.push(format!("request {}: {what}", rounds[k + 1].0.request_id));
+                events_next.push(what);
+            }
+            (Some(Boundary::EarlyEdit(_, inferred)), _) if context_tokens.is_some() => {
+                if *inferred {
+                    inferred_steps.push(steps.len());
+                }
                 steps.push(Step::EditContext(ContextBlock {
                     name: CONTEXT_BLOCK.into(),
                     tokens: Some(clamp(context_size)),
                     ..ContextBlock::default()
                 }));
             }
-            Some(Boundary::ToolsChanged(_)) => {
+            (Some(Boundary::ToolsChanged(_, inferred)), _) => {
                 if let Some((next, _)) = rounds.get(k + 1) {
+                    if *inferred {
+                        inferred_steps.push(steps.len());
+                    }
                     steps.push(Step::AddTool(ToolDef {
                         name: format!("added-before-{}", next.request_id),
                         access: Some(Access::Read),
@@ -723,6 +1040,8 @@ fn build_stream(
             ttl,
             shared_prefix,
             notes,
+            timeline,
+            inferred_steps,
         },
         static_tokens,
     }
@@ -749,28 +1068,74 @@ fn classify_break(
         return None;
     }
     Some(if read as f64 >= opts.static_match * static_tokens as f64 {
-        Boundary::EarlyEdit(format!(
-            "early context block edited (the read stops at {read}, the end of the {static_tokens}-token static prefix, within the {} TTL)",
-            ttl.as_str()
-        ))
+        Boundary::EarlyEdit(
+            format!(
+                "early context block edited, {INFERRED} (the read stops at {read}, the end of the {static_tokens}-token static prefix, within the {} TTL)",
+                ttl.as_str()
+            ),
+            true,
+        )
     } else {
-        Boundary::ToolsChanged(format!(
-            "tools or system prompt changed (the read stops at {read}, inside the {static_tokens}-token static prefix, within the {} TTL)",
-            ttl.as_str()
-        ))
+        Boundary::ToolsChanged(
+            format!(
+                "tools or system prompt changed, {INFERRED} (the read stops at {read}, inside the {static_tokens}-token static prefix, within the {} TTL)",
+                ttl.as_str()
+            ),
+            true,
+        )
     })
 }
+
+/// The mark of an event placed from a billed cache read (`billed` mode only).
+pub const INFERRED: &str = "inferred from billed cache_read";
 
 /// What happened between two consecutive requests of a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Boundary {
     None,
-    /// The conversation restarted from a summary (recorded, or the prompt shrank).
+    /// The conversation restarted from a summary (a `compact_boundary` / `isCompactSummary`).
     Compact,
-    /// An early context block changed (description).
-    EarlyEdit(String),
-    /// The tools or the system prompt changed (description).
-    ToolsChanged(String),
+    /// Tool results cleared in place (`microcompact_boundary`), by tool_use id.
+    Cleared(Vec<String>),
+    /// The prompt shrank with no record: edited at its first changed message.
+    Rewind,
+    /// An early context block changed (description, inferred from a billed read).
+    EarlyEdit(String, bool),
+    /// The tools or the system prompt changed (description, inferred from a billed read).
+    ToolsChanged(String, bool),
+}
+
+/// The tool_use id of a tool-result item.
+fn tool_id(i: &Item) -> Option<String> {
+    match i {
+        Item::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+        _ => None,
+    }
+}
+
+/// Shrinks the mirrored conversation in place: keeps the longest run of whole messages within
+/// `keep` tokens, and a summary that brings the conversation to `total` tokens.
+fn shrink(msgs: &mut Vec<(u64, Option<String>)>, keep: u64, total: u64) -> Step {
+    let keep = keep.min(total);
+    let mut kept = 0u64;
+    let mut n = 0;
+    for (size, _) in msgs.iter() {
+        if kept + size > keep {
+            break;
+        }
+        kept += size;
+        n += 1;
+    }
+    msgs.truncate(n);
+    let summary = total - kept;
+    msgs.push((summary, None));
+    // A clearing in place sends no request of its own.
+    Step::Compact(Compact {
+        summary_tokens: Some(clamp(summary)),
+        keep_tokens: Some(clamp(kept)),
+        request: false,
+        ..Compact::default()
+    })
 }
 
 /// Name of the context block an imported scenario declares for early-block edits.

@@ -510,6 +510,12 @@ pub struct Compact {
     pub summary_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// Messages kept in place, in tokens from the start of the conversation (whole messages, up
+    /// to this many): tool results cleared in place or a rewind keep the prefix before the first
+    /// changed message, and the summary stands for what follows it. Unset: a full compaction,
+    /// the conversation restarts from the summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_tokens: Option<u32>,
     /// Size of the summary instruction appended to the conversation. The default, 1,902, is
     /// Claude Code 2.1.240's: the conversation-summarization prompt (1,795 tokens) after the
     /// summarization no-tools guard (107 tokens), github.com/Piebald-AI/claude-code-system-prompts
@@ -549,6 +555,7 @@ impl Default for Compact {
         Compact {
             summary_tokens: None,
             summary: None,
+            keep_tokens: None,
             instruction_tokens: default_instruction_tokens(),
             request: true,
             tools: true,
@@ -697,6 +704,13 @@ pub struct Turn {
     /// Tool calls made in this reply, executed in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<Call>,
+    /// A request the harness sent but did not log (a retry after an API error, a summary made
+    /// while the user was away): it reads and refreshes the cache like any request, but yields
+    /// no request row, so replays of recorded sessions stay aligned with the recorded requests.
+    /// Its `tokens` are then a closing message of its own (an instruction) sent after the
+    /// conversation and kept in none.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unlogged: bool,
 }
 
 /// One tool call.

@@ -1,0 +1,343 @@
+//! Finding the files of each session on disk.
+//!
+//! An account's cache is shared by a session's main transcript and its subagents, so validation
+//! and account reports work per *session*, not per file. Layouts recognised:
+//! - Claude Code: `~/.claude/projects/<project>/<session>.jsonl` (main thread, 1.0.x also holds
+//!   subagents inline as `isSidechain` records) and
+//!   `~/.claude/projects/<project>/<session>/subagents/agent-<id>.jsonl` (2.1.x subagents);
+//! - Codex CLI: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, one file per session.
+//!
+//! The kind of a file is told by its content (the first records' shape), falling back to its
+//! name, so renamed copies (test fixtures, attachments to bug reports) are still recognised.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use super::{StreamKind, Transcript};
+
+/// Which harness wrote a transcript (the import module's [`super::Harness`]).
+pub use super::Harness as TranscriptKind;
+
+/// The files of one session: the main transcript and its subagent transcripts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFiles {
+    pub kind: TranscriptKind,
+    /// The session id (Claude Code: the main file's stem; Codex: the rollout's stem).
+    pub session_id: String,
+    /// The project it belongs to (Claude Code: the project folder's name; Codex: the date folder
+    /// `YYYY/MM/DD` when laid out as Codex does, else the parent folder's name).
+    pub project: String,
+    /// The main transcript; `None` when only subagent files were found or given.
+    pub main: Option<PathBuf>,
+    /// Subagent transcripts, sorted by path.
+    pub subagents: Vec<PathBuf>,
+}
+
+impl SessionFiles {
+    /// Every file of the session: the main one first, then the subagents.
+    pub fn files(&self) -> Vec<&Path> {
+        self.main
+            .iter()
+            .chain(&self.subagents)
+            .map(PathBuf::as_path)
+            .collect()
+    }
+
+    /// A short label for messages and reports (`project/session`).
+    pub fn label(&self) -> String {
+        if self.project.is_empty() {
+            self.session_id.clone()
+        } else {
+            format!("{}/{}", self.project, self.session_id)
+        }
+    }
+}
+
+/// Folders deeper than this below the root are not searched (a projects folder is 3 levels deep
+/// down to subagent files; Codex's dated folders are 4).
+const MAX_DEPTH: usize = 6;
+
+/// A file, a session folder, a project folder or a projects folder (Claude Code
+/// ~/.claude/projects/<project>/<session>.jsonl + <session>/subagents/agent-*.jsonl;
+/// Codex ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl). Deterministic order.
+pub fn discover(root: &Path) -> Result<Vec<SessionFiles>, String> {
+    let meta = std::fs::metadata(root).map_err(|e| {
+        format!(
+            "{}: cannot read: {e}\n  hint: give a transcript file or a folder of transcripts",
+            root.display()
+        )
+    })?;
+    if meta.is_file() {
+        return group(&[root.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    walk(root, 0, &mut files)?;
+    // A session folder (`<project>/<session>/`, holding `subagents/`) belongs with its main file
+    // `<project>/<session>.jsonl` beside it.
+    if let Some(main) = main_beside_session_folder(root) {
+        if !files.contains(&main) {
+            files.push(main);
+        }
+    }
+    if files.is_empty() {
+        return Err(format!(
+            "{}: no transcript (*.jsonl) found\n  hint: give a session file, a session folder, or a projects folder such as ~/.claude/projects",
+            root.display()
+        ));
+    }
+    files.sort();
+    group(&files)
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: cannot list the folder: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        // Symbolic links to folders are not followed (no cycles); files are.
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            walk(&p, depth + 1, out)?;
+        } else if p.extension().is_some_and(|e| e == "jsonl") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn main_beside_session_folder(dir: &Path) -> Option<PathBuf> {
+    let name = dir.file_name()?.to_str()?;
+    if !dir.join("subagents").is_dir() {
+        return None;
+    }
+    let main = dir.parent()?.join(format!("{name}.jsonl"));
+    main.is_file().then_some(main)
+}
+
+/// Where a Claude Code subagent file's session is: `<project>/<session>/subagents/agent-*.jsonl`
+/// gives (`<project>` folder, session id).
+fn subagent_session(path: &Path) -> Option<(PathBuf, String)> {
+    let name = path.file_name()?.to_str()?;
+    if !name.starts_with("agent-") {
+        return None;
+    }
+    let subagents = path.parent()?;
+    if subagents.file_name()? != "subagents" {
+        return None;
+    }
+    let session_dir = subagents.parent()?;
+    let session = session_dir.file_name()?.to_str()?.to_string();
+    Some((session_dir.parent()?.to_path_buf(), session))
+}
+
+fn name_of(p: &Path) -> String {
+    p.file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn stem_of(p: &Path) -> String {
+    p.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The kind of a transcript from its first records: Codex rollouts are `{type, payload}`
+/// envelopes (`session_meta`, `turn_context`, `response_item`, `event_msg`); anything else is
+/// read as Claude Code. A file that cannot be opened is an error naming it.
+pub fn sniff_kind(path: &Path) -> Result<TranscriptKind, String> {
+    if name_of(path).starts_with("rollout-") {
+        return Ok(TranscriptKind::Codex);
+    }
+    let f = std::fs::File::open(path).map_err(|e| {
+        format!(
+            "{}: cannot read transcript: {e}\n  hint: check the path",
+            path.display()
+        )
+    })?;
+    // Only the first few lines, each read up to a bounded length: a huge first line must not be
+    // read whole just to tell the kind.
+    let mut reader = BufReader::new(f);
+    for _ in 0..20 {
+        let mut line = Vec::new();
+        let n = reader
+            .by_ref()
+            .take(64 * 1024)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("{}: cannot read transcript: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(text.trim()) else {
+            continue;
+        };
+        if v.get("payload").is_some() {
+            if let Some(
+                "session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted",
+            ) = v.get("type").and_then(serde_json::Value::as_str)
+            {
+                return Ok(TranscriptKind::Codex);
+            }
+        }
+        if v.get("type").is_some() {
+            return Ok(TranscriptKind::ClaudeCode);
+        }
+    }
+    Ok(TranscriptKind::ClaudeCode)
+}
+
+/// Groups an explicit list of files into sessions (a subagent file joins its main file).
+pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
+    // Key: (project folder, session id, kind rank) so the order is deterministic.
+    let mut sessions: BTreeMap<(PathBuf, String, u8), SessionFiles> = BTreeMap::new();
+    for f in files {
+        if !f.is_file() {
+            return Err(format!(
+                "{}: not a file\n  hint: give transcript files (*.jsonl) or use a folder",
+                f.display()
+            ));
+        }
+        let kind = sniff_kind(f)?;
+        let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        let (project_dir, session_id, is_agent) = match (kind, subagent_session(f)) {
+            (TranscriptKind::ClaudeCode, Some((project_dir, session))) => {
+                (project_dir, session, true)
+            }
+            _ => (dir, stem_of(f), false),
+        };
+        let project = match kind {
+            TranscriptKind::Codex => codex_project(&project_dir),
+            TranscriptKind::ClaudeCode => name_of(&project_dir),
+        };
+        let rank = match kind {
+            TranscriptKind::ClaudeCode => 0,
+            TranscriptKind::Codex => 1,
+        };
+        let entry = sessions
+            .entry((project_dir, session_id.clone(), rank))
+            .or_insert_with(|| SessionFiles {
+                kind,
+                session_id,
+                project,
+                main: None,
+                subagents: Vec::new(),
+            });
+        if is_agent {
+            if !entry.subagents.contains(f) {
+                entry.subagents.push(f.clone());
+            }
+        } else {
+            match &entry.main {
+                Some(m) if m != f => {
+                    return Err(format!(
+                        "{} and {} are both the main transcript of session {}\n  hint: give each file once",
+                        m.display(),
+                        f.display(),
+                        entry.session_id
+                    ))
+                }
+                _ => entry.main = Some(f.clone()),
+            }
+        }
+    }
+    let mut out: Vec<SessionFiles> = sessions.into_values().collect();
+    for s in &mut out {
+        s.subagents.sort();
+    }
+    Ok(out)
+}
+
+/// Codex keeps rollouts in `sessions/YYYY/MM/DD/`: the date is the most telling project label
+/// the path holds (the working folder is inside the file).
+fn codex_project(dir: &Path) -> String {
+    let parts: Vec<String> = dir
+        .components()
+        .rev()
+        .take(3)
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    let dated = parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if dated {
+        format!("{}/{}/{}", parts[2], parts[1], parts[0])
+    } else {
+        name_of(dir)
+    }
+}
+
+/// Reads every file of a session into one [`Transcript`]: the main file's streams first (with
+/// any inline sidechains), then one stream per subagent file, named after the file
+/// (`agent-<id>`). The transcript is named after the session.
+pub fn read_session(files: &SessionFiles) -> Result<Transcript, String> {
+    let mut t = match &files.main {
+        Some(m) => files.kind.read(m)?,
+        None => Transcript::default(),
+    };
+    t.name = files.session_id.clone();
+    t.source = match &files.main {
+        Some(m) => m.display().to_string(),
+        None => files
+            .subagents
+            .first()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+    };
+    for path in &files.subagents {
+        let sub = files.kind.read(path)?;
+        let stem = stem_of(path);
+        let file = path.display().to_string();
+        t.lines += sub.lines;
+        t.skipped.extend(sub.skipped.into_iter().map(|mut s| {
+            s.reason = format!("{file}: {}", s.reason);
+            s
+        }));
+        let n = sub.streams.len();
+        for (i, mut s) in sub.streams.into_iter().enumerate() {
+            // A subagent file holds one agent's conversation: every stream in it is a subagent's.
+            s.kind = StreamKind::Agent;
+            s.name = if n == 1 {
+                stem.clone()
+            } else {
+                format!("{stem}-{}", i + 1)
+            };
+            t.streams.push(s);
+        }
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subagent_paths_name_their_session_and_project() {
+        let p = Path::new("/h/.claude/projects/-repo/abc/subagents/agent-1.jsonl");
+        assert_eq!(
+            subagent_session(p),
+            Some((PathBuf::from("/h/.claude/projects/-repo"), "abc".into()))
+        );
+        assert_eq!(subagent_session(Path::new("/x/abc/agent-1.jsonl")), None);
+    }
+
+    #[test]
+    fn codex_date_folders_are_the_project_label() {
+        assert_eq!(
+            codex_project(Path::new("/h/.codex/sessions/2025/09/01")),
+            "2025/09/01"
+        );
+        assert_eq!(codex_project(Path::new("/tmp/fixtures")), "fixtures");
+    }
+}

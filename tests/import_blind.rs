@@ -1,0 +1,94 @@
+//! `--events transcript` never reads the billed cache counters: the scenarios it builds are the
+//! same whatever `cache_read_input_tokens` and `cache_creation_input_tokens` say.
+
+use std::path::Path;
+
+use plancache::import::{build_scenarios, claude_code, Events, ImportOptions};
+use serde_json::Value;
+
+/// The transcript with every request's cache counters zeroed: the whole prompt moves into
+/// `input_tokens` (prompt sizes stay what the harness sent, which transcript mode may use), and
+/// the TTL split keeps only which class was written (1 token), not how much.
+fn blinded(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let Ok(mut v) = serde_json::from_str::<Value>(line) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        if let Some(u) = v.pointer_mut("/message/usage") {
+            let get = |u: &Value, k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let total = get(u, "input_tokens")
+                + get(u, "cache_creation_input_tokens")
+                + get(u, "cache_read_input_tokens");
+            u["input_tokens"] = total.into();
+            u["cache_creation_input_tokens"] = 0.into();
+            u["cache_read_input_tokens"] = 0.into();
+            if let Some(split) = u.get_mut("cache_creation") {
+                for k in ["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"] {
+                    if split.get(k).and_then(Value::as_u64).unwrap_or(0) > 0 {
+                        split[k] = 1.into();
+                    }
+                }
+            }
+        }
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+fn scenarios(text: &str, events: Events) -> Vec<String> {
+    let t = claude_code::parse(text);
+    let opts = ImportOptions {
+        events,
+        ..ImportOptions::default()
+    };
+    build_scenarios(&t, &opts)
+        .iter()
+        .map(|s| s.to_toml("fixture").unwrap())
+        .collect()
+}
+
+#[test]
+fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl") && !p.ends_with("codex_rollout.jsonl")
+        })
+        .collect();
+    files.extend(
+        [
+            "s1.jsonl",
+            "s1/subagents/agent-a1f.jsonl",
+            "s1/subagents/agent-b2e.jsonl",
+        ]
+        .map(|f| dir.join("projects/-repo").join(f)),
+    );
+    files.extend(
+        std::fs::read_dir(dir.join("events"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl")),
+    );
+    files.sort();
+    assert!(files.len() >= 19, "{files:?}");
+    let mut billed_differs = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let blind = blinded(&text);
+        assert_ne!(text, blind, "{}: nothing was zeroed", f.display());
+        let a = scenarios(&text, Events::Transcript);
+        assert!(!a.is_empty(), "{}", f.display());
+        assert_eq!(a, scenarios(&blind, Events::Transcript), "{}", f.display());
+        if scenarios(&text, Events::Billed) != scenarios(&blind, Events::Billed) {
+            billed_differs += 1;
+        }
+    }
+    // The check has teeth: `billed` mode does read the counters, and its scenarios change.
+    assert!(billed_differs >= 3, "{billed_differs}");
+}
