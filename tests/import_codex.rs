@@ -2,7 +2,7 @@
 //! twice, compactions that keep the instructions prefix, and the bundled price table covering the
 //! Codex models, so a rollout validates without a pricing file.
 //!
-//! `codex_doubled.jsonl` was written by hand from the record shapes of Codex CLI 0.98
+//! `tests/fixtures/codex/codex_doubled.jsonl` was written by hand from the record shapes of Codex CLI 0.98
 //! (`session_meta`, `turn_context`, `response_item`, `event_msg` `token_count` written twice with
 //! an identical `total_token_usage`, `compacted`). Its usage is what OpenAI's automatic cache
 //! bills (CACHE_SEMANTICS O2 and §8): `cached_input_tokens` is the longest cached prefix in whole
@@ -12,14 +12,20 @@
 use std::path::PathBuf;
 
 use plancache::engine::ReplayEnv;
-use plancache::import::{build_scenarios, codex, Harness, ImportOptions, Item};
-use plancache::scenario::Step;
+use plancache::import::{build_scenarios, codex, Events, Harness, ImportOptions, Item};
+use plancache::scenario::{Blocks, Step};
 use plancache::validate::{validate, FirstRequest, ValidateOptions};
 
+/// The fixtures: `codex_rollout.jsonl` beside the Claude Code transcripts, the rest in
+/// `tests/fixtures/codex/`.
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/transcripts")
-        .join(name)
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let codex = root.join("codex").join(name);
+    if codex.exists() {
+        codex
+    } else {
+        root.join("transcripts").join(name)
+    }
 }
 
 #[test]
@@ -127,20 +133,25 @@ fn a_history_compaction_keeps_the_instructions_prefix() {
 }
 
 #[test]
-fn the_first_read_is_the_static_prefix_only_when_billed_figures_are_allowed() {
-    // Cold first request: no billed read, no estimate.
-    let t = Harness::Codex
-        .read(&fixture("codex_doubled.jsonl"))
-        .expect("readable");
-    assert_eq!(codex::first_read_static_prefix(&t), None);
+fn the_first_read_splits_the_static_prefix_only_in_billed_mode() {
     // A first request that read 7,936 (62 x 128) of an 8,400-token prompt: an earlier session
-    // wrote the shared instructions + tools prefix, 7,936 tokens in whole units.
+    // wrote the shared instructions + tools prefix, 7,936 tokens in whole units. `billed` mode
+    // splits the static block there (7,936 + 464); `transcript` mode never reads it (8,400).
     let text = r#"{"timestamp":"2026-03-12T10:00:00Z","type":"turn_context","payload":{"model":"gpt-5.4"}}
 {"timestamp":"2026-03-12T10:00:01Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":8400},"last_token_usage":{"input_tokens":8400,"cached_input_tokens":7936,"output_tokens":10}}}}"#;
-    assert_eq!(
-        codex::first_read_static_prefix(&codex::parse(text)),
-        Some(7_936)
-    );
+    let t = codex::parse(text);
+    let system = |events| {
+        let opts = ImportOptions {
+            events,
+            ..ImportOptions::default()
+        };
+        match &build_scenarios(&t, &opts)[0].scenario.system {
+            Blocks::One(c) => vec![c.tokens.unwrap_or(0)],
+            Blocks::Many(v) => v.iter().map(|c| c.tokens.unwrap_or(0)).collect(),
+        }
+    };
+    assert_eq!(system(Events::Billed), vec![7_936, 464]);
+    assert_eq!(system(Events::Transcript), vec![8_400]);
 }
 
 /// The bundled Codex fixtures validate with the bundled price table (no `--pricing`), and the
@@ -206,6 +217,18 @@ fn the_request_count_does_not_depend_on_billed_cache_counts() {
         t.streams[0].requests().map(|r| r.line).collect()
     };
     assert_eq!(lines(&a), lines(&b));
+    // In the default `transcript` events mode the scenarios are byte-identical.
+    let toml = |t: &plancache::import::Transcript| -> Vec<String> {
+        let opts = ImportOptions {
+            events: Events::Transcript,
+            ..ImportOptions::default()
+        };
+        build_scenarios(t, &opts)
+            .iter()
+            .map(|s| s.to_toml("fixture").unwrap())
+            .collect()
+    };
+    assert_eq!(toml(&a), toml(&b));
 }
 
 #[test]

@@ -23,9 +23,8 @@
 //!   content, as for every harness: the first prompt's recorded size minus the token counts of
 //!   the first messages (prompt sizes from the recorded totals are allowed in every mode). The
 //!   first request's `cached_input_tokens` (a multiple of 128, written by an earlier session of
-//!   the account) would give the shared prefix exactly, but it is a billed cache figure: only
-//!   [`first_read_static_prefix`] reads it, for the `billed` events mode, never the default
-//!   `transcript` mode.
+//!   the account) gives the shared prefix exactly, but it is a billed cache figure: only the
+//!   `billed` events mode splits the static block there, never the default `transcript` mode.
 
 use serde_json::Value;
 
@@ -230,16 +229,4 @@ fn total_without_cache_counts(total: &Value) -> Value {
         ),
         other => other.clone(),
     }
-}
-
-/// The static prefix as the first request's billed cache read shows it: a Codex session's first
-/// request reads what earlier sessions of the account wrote, which is the shared instructions +
-/// tools prefix rounded down to whole 128-token units. `None` when it read nothing.
-///
-/// A billed figure: for the `billed` events mode only (what-if replays of a user's own sessions);
-/// the `transcript` mode sizes the static prefix from content and never calls this.
-pub fn first_read_static_prefix(t: &Transcript) -> Option<u64> {
-    let first = t.streams.first()?.requests().next()?;
-    let read = first.usage.cache_read_input_tokens;
-    (read > 0 && read < first.usage.prompt_tokens()).then_some(read)
 }
