@@ -1,5 +1,6 @@
 //! `--events transcript` never reads the billed cache counters: the scenarios it builds are the
-//! same whatever `cache_read_input_tokens` and `cache_creation_input_tokens` say.
+//! same whatever `cache_read_input_tokens`, `cache_creation_input_tokens` and the TTL split
+//! `cache_creation.ephemeral_5m/1h_input_tokens` say (the TTL comes from the harness version).
 
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use serde_json::Value;
 
 /// The transcript with every request's cache counters zeroed: the whole prompt moves into
 /// `input_tokens` (prompt sizes stay what the harness sent, which transcript mode may use), and
-/// the TTL split keeps only which class was written (1 token), not how much.
+/// the TTL split is zeroed too (which class was written is a billed figure as well).
 fn blinded(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
@@ -27,8 +28,8 @@ fn blinded(text: &str) -> String {
             u["cache_read_input_tokens"] = 0.into();
             if let Some(split) = u.get_mut("cache_creation") {
                 for k in ["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"] {
-                    if split.get(k).and_then(Value::as_u64).unwrap_or(0) > 0 {
-                        split[k] = 1.into();
+                    if split.get(k).is_some() {
+                        split[k] = 0.into();
                     }
                 }
             }

@@ -134,6 +134,9 @@ impl Parser {
         if let Some(uuid) = str_field(&record, "uuid") {
             self.by_uuid.insert(uuid.to_string(), stream);
         }
+        if self.streams[stream].version.is_none() {
+            self.streams[stream].version = str_field(&record, "version").map(str::to_string);
+        }
         match kind {
             "user" => self.user(n, &record, stream, at_ms),
             "assistant" => self.assistant(n, &record, stream, at_ms),
@@ -270,6 +273,7 @@ impl Parser {
             name,
             kind,
             initial_mode: Mode::Default,
+            version: None,
             items: Vec::new(),
         });
         self.streams.len() - 1

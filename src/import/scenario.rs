@@ -12,7 +12,9 @@
 //! then equal the recorded ones request by request, unless the conversation shrank (compaction),
 //! which is reported.
 
-use super::{ApiRequest, Block, Item, PrefixChange, Stream, StreamKind, Transcript, Usage};
+use super::{
+    harness_ttl, ApiRequest, Block, Item, PrefixChange, Stream, StreamKind, Transcript, Usage,
+};
 use crate::plan_mode::Mode;
 use crate::prompt::{Encoding, TokenSource, Tokenizer, Ttl};
 use crate::scenario::{
@@ -53,6 +55,9 @@ pub struct ImportOptions {
     /// A break whose read reaches this share of the static prefix is an early-block edit;
     /// below it, the tools or system changed.
     pub static_match: f64,
+    /// The TTL the harness asked for, when the user knows it (`--ttl`); otherwise it follows
+    /// from the harness version (`transcript`) or the billed write split (`billed`).
+    pub ttl: Option<Ttl>,
 }
 
 impl Default for ImportOptions {
@@ -62,6 +67,7 @@ impl Default for ImportOptions {
             encoding: Encoding::O200kBase,
             break_threshold: 0.5,
             static_match: 0.9,
+            ttl: None,
         }
     }
 }
@@ -104,8 +110,12 @@ pub struct ImportedScenario {
     pub scenario: Scenario,
     /// Requests in order; the i-th assistant step of `scenario` replays `requests[i]`.
     pub requests: Vec<RecordedRequest>,
-    /// The TTL most requests of this stream wrote with (from `cache_creation.ephemeral_*`).
+    /// The TTL the harness asked for in this stream: `--ttl`, else from the harness version and
+    /// the stream's kind (`transcript` mode), or the class most requests wrote with
+    /// (`cache_creation.ephemeral_*`, `billed` mode only).
     pub ttl: Option<Ttl>,
+    /// Where `ttl` came from, for the scenario header and the report.
+    pub ttl_source: String,
     /// Size of the leading block the first request read from an earlier session (tokens).
     pub shared_prefix: u64,
     /// Findings worth telling the user (model switches, shrinking prompts, mode repairs).
@@ -130,8 +140,9 @@ impl ImportedScenario {
         );
         if let Some(t) = self.ttl {
             head.push_str(&format!(
-                "# Cache TTL written by the harness: {}\n",
-                t.as_str()
+                "# Cache TTL of the harness: {} ({})\n",
+                t.as_str(),
+                comment_safe(&self.ttl_source)
             ));
         }
         if !self.inferred_steps.is_empty() {
@@ -957,7 +968,7 @@ fn build_stream(
         }
     }
 
-    let ttl = majority_ttl(rounds.iter().map(|(r, _)| r.usage.written_ttl()));
+    let (ttl, ttl_source) = stream_ttl(s, &rounds, opts);
     let tools: Vec<ToolDef> = tool_names
         .iter()
         .map(|n| ToolDef {
@@ -1036,6 +1047,7 @@ fn build_stream(
             scenario,
             requests,
             ttl,
+            ttl_source,
             shared_prefix,
             notes,
             timeline,
@@ -1147,6 +1159,38 @@ fn compact(tokens: u64) -> Step {
         request: false,
         ..Compact::default()
     })
+}
+
+/// The TTL a stream's harness asked for, and where that comes from. `transcript` mode uses only
+/// what the harness knows: `--ttl`, else its version and the stream's kind ([`harness_ttl`]).
+/// `billed` mode, without `--ttl`, takes the class most requests wrote.
+fn stream_ttl(
+    s: &Stream,
+    rounds: &[(&ApiRequest, Vec<&Item>)],
+    opts: &ImportOptions,
+) -> (Option<Ttl>, String) {
+    if let Some(t) = opts.ttl {
+        return (Some(t), "--ttl".into());
+    }
+    let kind = match s.kind {
+        StreamKind::Main => "main thread",
+        StreamKind::Agent => "subagent",
+    };
+    if opts.events == Events::Billed {
+        if let Some(t) = majority_ttl(rounds.iter().map(|(r, _)| r.usage.written_ttl())) {
+            return (Some(t), "the class most requests wrote, billed".into());
+        }
+    }
+    match harness_ttl(s.version.as_deref(), s.kind) {
+        Some(t) => (
+            Some(t),
+            format!(
+                "Claude Code {} {kind}",
+                s.version.as_deref().unwrap_or_default()
+            ),
+        ),
+        None => (None, "unknown harness version".into()),
+    }
 }
 
 fn majority_ttl(ttls: impl Iterator<Item = Option<Ttl>>) -> Option<Ttl> {
