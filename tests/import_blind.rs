@@ -70,6 +70,7 @@ fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() 
         ]
         .map(|f| dir.join("projects/-repo").join(f)),
     );
+    files.push(dir.join("events/quiet/subagents/agent-a4f2c9e.jsonl"));
     files.extend(
         std::fs::read_dir(dir.join("events"))
             .unwrap()
@@ -77,7 +78,7 @@ fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() 
             .filter(|p| p.extension().is_some_and(|e| e == "jsonl")),
     );
     files.sort();
-    assert!(files.len() >= 19, "{files:?}");
+    assert!(files.len() >= 21, "{files:?}");
     let mut billed_differs = 0;
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();

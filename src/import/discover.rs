@@ -329,6 +329,8 @@ pub fn read_session(files: &SessionFiles) -> Result<Transcript, String> {
         let stem = stem_of(path);
         let file = path.display().to_string();
         t.lines += sub.lines;
+        // When each subagent request finished: its entries' TTL runs from there.
+        t.finished_at_ms.extend(sub.finished_at_ms);
         t.skipped.extend(sub.skipped.into_iter().map(|mut s| {
             s.reason = format!("{file}: {}", s.reason);
             s
