@@ -264,3 +264,16 @@ fn the_ttl_follows_the_harness_version_and_ttl_overrides_it() {
     assert!(req(&v, "req_q5").predicted_break);
     assert_eq!(v.stats().last().unwrap().recall, Some(1.0));
 }
+
+#[test]
+fn the_compaction_request_refreshes_the_cache() {
+    let v = run("compaction_refresh.jsonl");
+    // The summarisation request yields no row: three rows for three logged requests.
+    assert_eq!(v.checks.len(), 3);
+    let k3 = req(&v, "req_k3");
+    // Sent 492 s after req_k2 finished, but 220 s after the compaction request (at the
+    // compact_boundary, 280 s) read and refreshed the 5 m entries: the system breakpoint's entry
+    // (the 14999-token static prefix) still serves. Without that request: a read of 0.
+    assert_eq!((k3.recorded_read, k3.predicted_read), (14999, 14999));
+    assert_eq!(k3.predicted_prompt, k3.recorded_prompt);
+}

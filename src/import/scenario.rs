@@ -841,9 +841,20 @@ fn build_stream(
                         mode = *m;
                     }
                 }
-                Item::Compaction { .. } => {
+                Item::Compaction { at_ms, .. } => {
                     if let Some((p, _)) = piece_iter.next() {
-                        steps.push(compact(p.tokens));
+                        // The summarisation request, sent with the conversation's own tools,
+                        // system and messages: logged by no assistant record, placed at the
+                        // boundary record (its summary arrived by then).
+                        steps.extend(wait(at_ms.saturating_sub(clock)));
+                        clock = clock.max(*at_ms);
+                        let at = clock.saturating_sub(origin);
+                        timeline.push(SendTime {
+                            sent_ms: at,
+                            visible_ms: at,
+                            finished_ms: at,
+                        });
+                        steps.push(compact(p.tokens, true));
                         msgs.clear();
                         if context_tokens.is_some() {
                             msgs.push((context_size, None));
@@ -909,7 +920,7 @@ fn build_stream(
             }
         }
         if let Some(n) = implicit_summary {
-            steps.push(compact(n));
+            steps.push(compact(n, false));
             msgs.clear();
             if context_tokens.is_some() {
                 msgs.push((context_size, None));
@@ -1151,12 +1162,15 @@ fn shrink(msgs: &mut Vec<(u64, Option<String>)>, keep: u64, total: u64) -> Step 
 /// Name of the context block an imported scenario declares for early-block edits.
 pub const CONTEXT_BLOCK: &str = "early-context";
 
-fn compact(tokens: u64) -> Step {
-    // Claude Code does not log the summarisation request as an assistant record: replaying it
-    // would add a request the transcript cannot be compared with.
+/// A full compaction. Claude Code sends a summarisation request with the conversation's own
+/// tools, system prompt and messages, then the summary instruction (its cache-safe fork, see
+/// the `compact` step), so it reads and refreshes the cached prefix; the transcript logs no
+/// assistant record of it. With `request`, it is replayed as a request that yields no row (so
+/// the rows stay aligned with the recorded requests) but refreshes the entries it reads.
+fn compact(tokens: u64, request: bool) -> Step {
     Step::Compact(Compact {
         summary_tokens: Some(clamp(tokens)),
-        request: false,
+        request,
         ..Compact::default()
     })
 }
