@@ -1,6 +1,13 @@
-//! `scaling`: generated sessions of 50, 100, 200 and 400 requests under permission-mode and the
-//! default cache model. Throughput is in requests, so criterion's per-element time is the time
-//! per request, which must stay flat as sessions grow (target: 400 within 1.2x of 50).
+//! `scaling`: time per request as sessions grow.
+//!
+//! - `scaling/requests/N`: generated sessions of 50, 100, 200 and 400 requests under
+//!   permission-mode and the default cache model; throughput is in requests, so criterion's
+//!   per-element time is the time per request, which must stay flat (target: 400 within 1.2x
+//!   of 50).
+//! - `scaling/openai/N`: the same sessions under the legacy `openai` model, which must stay
+//!   flat too (its lookups cost the new tokens, not the prompt).
+//! - `scaling/session-5000/all-strategies-all-caches`: a 5,000-request session under every
+//!   strategy and every cache model, one thread (target: under 3 s).
 
 #[allow(dead_code)]
 #[path = "common/sessions.rs"]
@@ -9,9 +16,9 @@ mod sessions;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use plancache::cache::{self, PriceTable, DEFAULT_CACHE};
+use plancache::cache::{self, PriceTable, CACHE_NAMES, DEFAULT_CACHE};
 use plancache::engine::{self, ReplayEnv};
-use plancache::strategy::PermissionMode;
+use plancache::strategy::{self, PermissionMode};
 
 fn scaling(c: &mut Criterion) {
     let env = ReplayEnv::default();
@@ -22,15 +29,30 @@ fn scaling(c: &mut Criterion) {
         let session = sessions::long_session(n, 5);
         let count = sessions::requests_of(&session).len() as u64;
         group.throughput(Throughput::Elements(count));
-        group.bench_function(BenchmarkId::new("requests", n), |b| {
-            b.iter(|| {
-                let mut model = cache::build(DEFAULT_CACHE, &prices).expect("default model");
-                let r = engine::replay(&session, &PermissionMode, model.as_mut(), &env)
-                    .expect("replays");
-                black_box(r.rows.len())
-            })
-        });
+        for (label, model) in [("requests", DEFAULT_CACHE), ("openai", "openai")] {
+            group.bench_function(BenchmarkId::new(label, n), |b| {
+                b.iter(|| {
+                    let mut model = cache::build(model, &prices).expect("known model");
+                    let r = engine::replay(&session, &PermissionMode, model.as_mut(), &env)
+                        .expect("replays");
+                    black_box(r.rows.len())
+                })
+            });
+        }
     }
+    let long = vec![sessions::long_session(5000, 13)];
+    let all_caches: Vec<String> = CACHE_NAMES.iter().map(|s| s.to_string()).collect();
+    let strategies = strategy::all();
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(
+        sessions::requests_of(&long[0]).len() as u64 * (strategies.len() * all_caches.len()) as u64,
+    ));
+    group.bench_function("session-5000/all-strategies-all-caches", |b| {
+        b.iter(|| {
+            let report = engine::run(&long, &strategies, &all_caches, &env).expect("replays");
+            black_box(report.replays.len())
+        })
+    });
     group.finish();
 }
 

@@ -6,6 +6,7 @@
 //! of segments; a [`cache`] model prices it; [`engine`] runs the loop and [`metrics`] holds the
 //! rows that [`export`] writes.
 
+pub mod account;
 pub mod cache;
 pub mod chart;
 pub mod cli;

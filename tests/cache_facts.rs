@@ -512,6 +512,7 @@ fn radix_evicts_lru_leaves() {
     let mut c = RadixCache::new(RadixConfig {
         page_size: 1,
         capacity_tokens: 100,
+        ..RadixConfig::default()
     });
     let a = request("m", 0, vec![seg(1, Level::Messages, 0, 60, None)]);
     send(&mut c, &a);
@@ -528,29 +529,46 @@ fn radix_evicts_lru_leaves() {
 }
 
 #[test]
-fn automatic_caches_hold_the_visible_reply_not_reasoning() {
+fn automatic_caches_hold_what_was_generated() {
     let prices = PriceTable::bundled();
-    // Prompt 1,100 + visible reply 300 (+ 5,000 reasoning tokens); the next prompt repeats the
-    // reply and adds 200: OpenAI stores 1,400 tokens = 10 blocks -> 1,280 read (without the
-    // reply it would be 8 blocks, 1,024).
+    // Prompt 1,100 + visible reply 300; the next prompt repeats the reply and adds 200.
     let p1 = seg(1, Level::System, 0, 1100, None);
     let reply = seg(2, Level::Messages, 10_000, 300, None);
-    let first = with_reply(request("gpt-4o", 0, vec![p1.clone()]), reply.clone(), 5000);
     let next = request(
         "gpt-4o",
         60_000,
-        vec![p1, reply, seg(3, Level::Messages, 20_000, 200, None)],
+        vec![
+            p1.clone(),
+            reply.clone(),
+            seg(3, Level::Messages, 20_000, 200, None),
+        ],
     );
-    for (name, expected) in [
-        ("openai", 1280),
-        ("paged", 1392),
-        ("radix", 1400),
-        ("ideal", 1400),
+    // Without reasoning the cached sequence is prompt + reply, which the next prompt repeats:
+    // OpenAI 1,400 tokens = 10 blocks -> 1,280; paged caches whole blocks of 1,400 - 1 (the
+    // last sampled token is never computed) = 87 blocks -> 1,392; radix and ideal 1,400.
+    // With 5,000 reasoning tokens the cached sequence is prompt + reasoning + reply and the
+    // next prompt departs from it right after the prompt: OpenAI 8 blocks = 1,024, paged
+    // 68 blocks = 1,088, radix and ideal 1,100.
+    for (reasoning, want) in [
+        (0, [1280, 1392, 1400, 1400]),
+        (5000, [1024, 1088, 1100, 1100]),
     ] {
-        let mut c = cache::build(name, &prices).unwrap();
-        send(c.as_mut(), &first);
-        assert_eq!(send(c.as_mut(), &next).cached_tokens, expected, "{name}");
+        let first = with_reply(
+            request("gpt-4o", 0, vec![p1.clone()]),
+            reply.clone(),
+            reasoning,
+        );
+        for (name, expected) in ["openai", "paged", "radix", "ideal"].into_iter().zip(want) {
+            let mut c = cache::build(name, &prices).unwrap();
+            send(c.as_mut(), &first);
+            assert_eq!(
+                send(c.as_mut(), &next).cached_tokens,
+                expected,
+                "{name}, {reasoning} reasoning tokens"
+            );
+        }
     }
+    let first = with_reply(request("gpt-4o", 0, vec![p1.clone()]), reply.clone(), 5000);
     // Anthropic does not cache the reply: the next request reads the first prompt only.
     let mut c = explicit();
     let bp = |s: &Arc<Segment>| {
@@ -577,10 +595,11 @@ fn openai_idle_ttl_and_max_age() {
     let prices = PriceTable::bundled();
     let p = |t| request("gpt-4.1", t, vec![seg(1, Level::System, 0, 2048, None)]);
     let min = 60_000;
+    // Default: the 1 h maximum counts from the last use, so a prefix hit every 9 min (each hit
+    // refreshing the 10 min idle timer) is still there at 63 min.
     let mut c = cache::build("openai", &prices).unwrap();
     send(c.as_mut(), &p(0));
-    // Every 9 min: each hit refreshes the 10 min idle timer...
-    for k in 1..=6 {
+    for k in 1..=7 {
         assert_eq!(
             send(c.as_mut(), &p(k * 9 * min)).cached_tokens,
             2048,
@@ -588,7 +607,15 @@ fn openai_idle_ttl_and_max_age() {
             k * 9
         );
     }
-    // ...but entries older than 1 h are gone (written at ~0, now 63 min).
+    // Counted from the first write instead, entries older than 1 h are gone (written at ~0,
+    // now 63 min).
+    let mut cfg = CacheConfig::default();
+    cfg.openai.max_age_from = plancache::cache::openai::AgeFrom::FirstWrite;
+    let mut c = cache::build_with("openai", &prices, &cfg).unwrap();
+    send(c.as_mut(), &p(0));
+    for k in 1..=6 {
+        assert_eq!(send(c.as_mut(), &p(k * 9 * min)).cached_tokens, 2048);
+    }
     let out = send(c.as_mut(), &p(63 * min));
     assert_eq!(out.cached_tokens, 0);
     assert_eq!(out.stop.unwrap().reason, BreakReason::TtlExpired);

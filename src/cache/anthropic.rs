@@ -10,7 +10,11 @@
 //! - a read checks the breakpoint's block, then walks back one block at a time, at most
 //!   `lookback` (20) positions counting the breakpoint itself (A5, A6);
 //! - prefixes shorter than the model's minimum are neither read nor written, without error (A7);
-//! - entries live 5 min or 1 h and a hit refreshes them (A8);
+//! - entries live 5 min or 1 h and a hit resets the entry's own TTL (A8: the cache "is
+//!   refreshed for no additional cost each time the cached content is used"): a 5 min entry
+//!   found through a 1 h breakpoint's lookback stays a 5 min entry (the 1 h breakpoint writes
+//!   its own entry at its block), and a 1 h entry found through a 5 min breakpoint lives
+//!   another hour;
 //! - writes are billed by the A/B/C rule (A10) and `input_tokens` is what follows the last
 //!   breakpoint (A11);
 //! - an entry is readable only once the writing response has begun (A13).
@@ -171,6 +175,8 @@ impl BreakpointConfig {
 struct Entry {
     visible_at: u64,
     expires_at: u64,
+    /// The entry's own lifetime (its TTL class when written), which a hit renews.
+    ttl_ms: u64,
 }
 
 #[derive(Debug, Default)]
@@ -202,6 +208,8 @@ struct StreamState {
     explicit: Vec<(usize, Ttl)>,
     /// Leading hashes known to be in the model's `seen` set.
     seen_ok: usize,
+    /// Entries the stream's last lookup read: their TTL runs again from when it finished.
+    read: Vec<u64>,
 }
 
 impl StreamState {
@@ -438,8 +446,10 @@ impl CacheModel for BreakpointCache {
                     let e = state.entries.entry(hashes[i]).or_insert(Entry {
                         visible_at: 0,
                         expires_at,
+                        ttl_ms,
                     });
                     e.expires_at = e.expires_at.max(expires_at);
+                    e.ttl_ms = e.ttl_ms.max(ttl_ms);
                     e.visible_at = e.visible_at.min(now);
                 }
             }
@@ -447,7 +457,8 @@ impl CacheModel for BreakpointCache {
         let had_entries = !state.entries.is_empty();
         // Reads: per breakpoint, look back at most `lookback` positions (A5).
         let mut hit: Option<usize> = None;
-        for &(i, ttl) in &bps {
+        st.read.clear();
+        for &(i, _) in &bps {
             let span = if self.config.lookback == 0 {
                 i + 1
             } else {
@@ -456,11 +467,10 @@ impl CacheModel for BreakpointCache {
             for p in (i + 1 - span..=i).rev() {
                 if let Some(e) = state.entries.get_mut(&hashes[p]) {
                     if live(e, now) {
-                        let refreshed = now.saturating_add(match ttl {
-                            Ttl::FiveMinutes => self.config.ttl_5m.as_millis() as u64,
-                            Ttl::OneHour => self.config.ttl_1h.as_millis() as u64,
-                        });
-                        e.expires_at = e.expires_at.max(refreshed);
+                        // The hit renews the entry's own TTL, whatever the reading
+                        // breakpoint's class.
+                        e.expires_at = e.expires_at.max(now.saturating_add(e.ttl_ms));
+                        st.read.push(hashes[p]);
                         hit = hit.max(Some(p));
                         break;
                     }
@@ -569,10 +579,19 @@ impl CacheModel for BreakpointCache {
             let fresh = Entry {
                 visible_at: visible_at_ms,
                 expires_at: done.max(visible_at_ms).saturating_add(ttl_of[k]),
+                ttl_ms: ttl_of[k],
             };
             match state.entries.get_mut(&hashes[i]) {
+                // Read at this very block in `lookup`: its own TTL, renewed there, runs from
+                // when this request finished.
+                Some(e) if e.visible_at <= now && now < e.expires_at => {
+                    let renewed = done.max(visible_at_ms).saturating_add(e.ttl_ms);
+                    e.expires_at = e.expires_at.max(renewed);
+                }
+                // Still being written by a concurrent request: both write it.
                 Some(e) if now < e.expires_at => {
                     e.expires_at = e.expires_at.max(fresh.expires_at);
+                    e.ttl_ms = e.ttl_ms.max(fresh.ttl_ms);
                     e.visible_at = e.visible_at.min(visible_at_ms);
                 }
                 _ => {
@@ -581,6 +600,13 @@ impl CacheModel for BreakpointCache {
             }
         }
         let _ = outcome;
+        // What the request read lives its own TTL from when the request finished.
+        for h in std::mem::take(&mut st.read) {
+            if let Some(e) = state.entries.get_mut(&h) {
+                let renewed = done.max(visible_at_ms).saturating_add(e.ttl_ms);
+                e.expires_at = e.expires_at.max(renewed);
+            }
+        }
         // Only hashes this stream has not recorded yet: the earlier ones are there already.
         for h in &hashes[st.seen_ok..] {
             state.seen.insert(*h, ());

@@ -8,14 +8,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-#[cfg(test)]
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::cursor::Cursor;
 use super::{BreakReason, ReuseStop};
-use crate::prompt::{Level, Request, Segment};
+use crate::prompt::{Level, Request, Role, Segment, SegmentKind, TokenId};
 
 /// A hasher for keys that are already hashes (chained xxh3 values): mixes the written words with
 /// one multiply instead of running SipHash over them.
@@ -373,6 +372,56 @@ pub(crate) fn automatic_stop(
     stop_at(matched, BreakReason::PrefixChanged)
 }
 
+/// Reasoning tokens of a request: everything generated beyond the visible reply
+/// (`output_tokens` counts both; the scenario's `reasoning_tokens`).
+pub fn reasoning_tokens(req: &Request) -> u64 {
+    let visible: u64 = req.reply.iter().map(|s| s.len() as u64).sum();
+    req.output_tokens.saturating_sub(visible)
+}
+
+/// The tokens an automatic cache holds after a request: what the engine generated follows the
+/// prompt in the order it was generated, reasoning first, then the visible reply (§8; vLLM and
+/// SGLang cache decode tokens, OpenAI caches the output too). The next prompt repeats the reply
+/// but not the reasoning, so with reasoning the shared prefix ends at the previous prompt.
+///
+/// Reasoning tokens never reappear in a prompt: each request's get ids of their own, above any
+/// tokenizer's vocabulary (`REASONING_BASE` and up), numbered in the order the model sees them.
+#[derive(Debug, Default)]
+pub(crate) struct ReasoningIds {
+    next: u64,
+}
+
+/// First token id used for reasoning tokens (tokenizers and synthetic ids stay below 2^31).
+pub const REASONING_BASE: u32 = 1 << 31;
+
+impl ReasoningIds {
+    /// The generated segments of `req` in cache order: one reasoning segment (if any) and the
+    /// visible reply.
+    pub fn generated(&mut self, req: &Request) -> Vec<Arc<Segment>> {
+        let n = reasoning_tokens(req);
+        let mut out = Vec::with_capacity(req.reply.len() + 1);
+        if n > 0 {
+            let start = self.next;
+            self.next += n;
+            let span = u64::from(u32::MAX - REASONING_BASE) + 1;
+            let tokens: Vec<TokenId> = (start..start + n)
+                .map(|i| REASONING_BASE + (i % span) as u32)
+                .collect();
+            out.push(Arc::new(Segment {
+                // Ids of prompt content are content hashes; this one is unique to the request.
+                id: xxh3_64(format!("reasoning#{start}").as_bytes()),
+                level: Level::Messages,
+                kind: SegmentKind::Message(Role::Assistant),
+                label: "reasoning".into(),
+                tokens: tokens.into(),
+                breakpoint: None,
+            }));
+        }
+        out.extend(req.reply.iter().cloned());
+        out
+    }
+}
+
 /// Salt of a level for Anthropic-style invalidation (A12): settings that invalidate system and
 /// messages salt the system level; settings that invalidate messages salt the messages level.
 pub(crate) fn level_salts(req: &Request) -> [u64; 3] {
@@ -400,7 +449,6 @@ pub(crate) fn salt_for(salts: &[u64; 3], level: Level) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prompt::{Role, SegmentKind};
 
     fn request(ids: &[u64]) -> Request {
         Request {

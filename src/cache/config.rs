@@ -11,6 +11,10 @@
 //! [openai]
 //! idle_ttl = "24h"          # prompt_cache_retention = "24h"
 //! max_age = "24h"
+//! max_age_from = "last-use" # or "first-write"
+//!
+//! [radix]
+//! cache_last_token = false  # SGLang without the overlap scheduler
 //!
 //! [paged]
 //! block_size = 32

@@ -214,6 +214,29 @@ impl AutoStream {
         adv
     }
 
+    /// [`AutoStream::advance`], first appending to `dropped` the block hashes it lets go (those
+    /// past the prompt's unchanged prefix).
+    pub fn advance_dropping(
+        &mut self,
+        req: &Request,
+        block: usize,
+        dropped: &mut Vec<u64>,
+    ) -> Advance {
+        let adv = self.cursor.advance(req, [0; 3]);
+        self.seen.keep(adv.keep, adv.same_model);
+        let keep = self.cursor.start(adv.keep) as usize / block.max(1);
+        if keep < self.blocks.len() {
+            dropped.extend_from_slice(&self.blocks[keep..]);
+        }
+        self.blocks.truncate(keep);
+        adv
+    }
+
+    /// The block hashes computed so far (a prefix of [`AutoStream::block_hashes`]).
+    pub fn blocks(&self) -> &[u64] {
+        &self.blocks
+    }
+
     /// Chained hashes of the full `block`-token blocks of the cursor's tokens, hashing only the
     /// blocks not hashed before (the same values as `BlockHasher`).
     pub fn block_hashes(&mut self, block: usize) -> &[u64] {
@@ -351,6 +374,11 @@ impl<C: Default> Streams<C> {
     /// The state of `stream`, whatever its model.
     pub fn stream(&mut self, stream: &str) -> &mut C {
         self.get(stream, "")
+    }
+
+    /// Every state.
+    pub fn values(&self) -> impl Iterator<Item = &C> {
+        self.map.iter().flat_map(|(_, m)| m.iter().map(|(_, c)| c))
     }
 }
 

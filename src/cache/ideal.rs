@@ -1,14 +1,16 @@
 //! The `ideal` cache: the upper bound every real cache is measured against.
 //!
 //! Unbounded, no minimum, no expiry, no rounding: a request reuses the longest token-level prefix
-//! it shares with anything computed before on the same model (earlier prompts and their visible
-//! replies). Stored as a trie of segments so a lookup walks segments, not tokens; each stream
+//! it shares with anything computed before on the same model (earlier prompts and what was
+//! generated after them: reasoning, then the visible reply; the next prompt repeats only the
+//! reply, so after reasoning the shared prefix ends at the previous prompt). Stored as a trie of segments so a lookup walks segments, not tokens; each stream
 //! remembers the trie node after every segment it sent, so a request that extends the stream's
 //! previous one walks only its new segments (the trie only grows, so those nodes stay valid).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::common;
 use super::cursor::{Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, ReuseStop};
 use crate::prompt::{ContentId, Request, Segment};
@@ -54,6 +56,7 @@ pub struct IdealCache {
     /// One trie per model; node 0 of each is the root.
     tries: HashMap<String, Vec<Node>>,
     streams: Streams<StreamState>,
+    reasoning: common::ReasoningIds,
 }
 
 fn common_prefix(a: &[u32], b: &[u32]) -> usize {
@@ -125,7 +128,7 @@ impl CacheModel for IdealCache {
             .or_insert_with(|| vec![Node::default()]);
         let st = self.streams.get(&req.stream, &req.model);
         st.advance(req);
-        st.cursor.extend(&req.reply);
+        st.cursor.extend(&self.reasoning.generated(req));
         // Insert what the trie lacks: the prompt and reply after the longest held prefix.
         let held = st.walk(trie);
         let mut node = st.path.last().copied().unwrap_or(0);

@@ -21,10 +21,11 @@ use std::fmt;
 use crate::prompt::{Level, Request};
 
 pub use anthropic::{BreakpointCache, BreakpointConfig, Layout};
+pub use common::{reasoning_tokens, REASONING_BASE};
 pub use config::CacheConfig;
 pub use ideal::IdealCache;
 pub use latency::{LatencyModel, LatencyTable};
-pub use openai::{OpenAiCache, OpenAiConfig};
+pub use openai::{AgeFrom, OpenAiCache, OpenAiConfig};
 pub use paged::{PagedCache, PagedConfig};
 pub use pricing::{ModelPrice, PriceTable};
 pub use radix::{RadixCache, RadixConfig};

@@ -7,8 +7,23 @@
 //! - The pool holds `capacity_blocks`; blocks of running requests are pinned (ref count), the
 //!   others sit in an LRU free list and keep their hash until reused. A finishing request frees
 //!   its blocks tail first, so tails are evicted first; eviction is lazy, on allocation (V6).
-//! - No TTL. Decode blocks are cached as they fill: the visible reply becomes part of the
-//!   cached sequence once complete (§8); reasoning tokens are not repeated by the next prompt.
+//! - No TTL. Decode blocks are cached as they fill: the generated tokens (reasoning, then the
+//!   visible reply) join the cached sequence once complete (§8). The next prompt repeats the
+//!   reply but not the reasoning, so after a reply with reasoning the match ends at the previous
+//!   prompt.
+//! - The KV of the last sampled token is never computed (the scheduler stops before feeding it
+//!   back: `num_computed_tokens` covers all but that token), so a request caches the whole blocks
+//!   of `prompt + generated − 1`.
+//! - Prompt blocks are hashed and cached when the request's slots are allocated, at scheduling,
+//!   so a request scheduled after another (even while its prefill runs) finds them; the API
+//!   rule that an entry is readable only once the response has begun does not apply here.
+//!   Generated blocks count from the reply's completion.
+//! - Pool accounting as vLLM allocates: a request holds `ceil(computed / block_size)` blocks.
+//!   Blocks found by the lookup are shared; every other block is a new allocation, even when an
+//!   equal block is cached (no de-duplication: the newer copy is found only once the older is
+//!   evicted), and the partial last block takes a pool slot of its own (evicting one more LRU
+//!   block when the pool is full). A freed partial block holds nothing and is the first of its
+//!   request's blocks to be reused.
 //!
 //! Cost per request is what it adds, not its length. The LRU free list is kept implicitly:
 //! a request pins only its last block (which pins the chain above it), and a release stamps only
@@ -16,8 +31,11 @@
 //! first, so within a chain a parent is always freed after its children; hence the least
 //! recently freed block is always a leaf of the block tree, and a leaf's own stamp (raised by
 //! its evicted children's stamps + 1) is exactly its position in vLLM's free list. Evictable
-//! leaves sit in an ordered set; everything else is untouched until it becomes a leaf. Each
-//! stream remembers the blocks it held, so a lookup probes only blocks past them.
+//! leaves sit in an ordered set; everything else is untouched until it becomes a leaf. A
+//! request's partial last block is the child of its last full block, so it is freed (and
+//! reused) first. A shared block whose parent is not the request's previous block (only copies
+//! bring that about) is pinned apart and given its place in the tail-first order on release.
+//! Each stream remembers the blocks it held, so a lookup probes only blocks past them.
 
 use std::collections::BTreeSet;
 
@@ -51,8 +69,13 @@ impl Default for PagedConfig {
 
 #[derive(Debug, Clone)]
 struct Block {
-    /// (model key, chained block hash) while the block holds cached content.
+    /// (model key, chained block hash) while the block holds cached content; `None` for a
+    /// request's partial last block.
     hash: Option<(u64, u64)>,
+    /// The block holds content, so it is in the evictable set once free (a fresh block is not).
+    used: bool,
+    /// A younger copy of a block cached under the same hash (see `PagedCache::copies`).
+    copy: bool,
     /// The block before this one in its chain (`NIL` for a first block).
     parent: usize,
     /// Cached blocks whose parent this is.
@@ -71,19 +94,36 @@ struct Block {
 
 const NIL: usize = usize::MAX;
 
+impl Default for StreamState {
+    fn default() -> Self {
+        StreamState {
+            auto: AutoStream::default(),
+            chain: Vec::new(),
+            chain_vis: 0,
+            first_copy: usize::MAX,
+        }
+    }
+}
+
+type Running = (u64, usize, u64, Vec<(usize, u64)>);
+
 #[derive(Debug)]
 struct ModelState {
     seen: SeenPrefixes,
 }
 
 /// A stream's cursor plus the blocks its last stored request held, in chain order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct StreamState {
     auto: AutoStream,
     /// (block, generation) in chain order.
     chain: Vec<(usize, u64)>,
     /// Upper bound of the `visible_at` of the blocks in `chain`.
     chain_vis: u64,
+    /// Position of the first block of `chain` that is a copy or whose parent is not the block
+    /// before it (`usize::MAX`: none): from there on `by_hash` decides which block a lookup
+    /// finds, and pinning the chain's end no longer holds the blocks before it.
+    first_copy: usize,
 }
 
 /// The vLLM-style paged prefix cache. The block pool is shared by all models (one GPU's KV
@@ -99,11 +139,18 @@ pub struct PagedCache {
     next_seq: u64,
     /// Allocations so far (block generations).
     allocations: u64,
-    /// Requests still generating: (completes at, last held block or `NIL`, blocks held).
-    running: Vec<(u64, usize, u64)>,
+    /// Requests still generating: (completes at, last held block or `NIL`, blocks held, held
+    /// blocks pinned apart from the last one with their chain position: a shared block whose
+    /// parent is not the request's previous block, which only copies bring about).
+    running: Vec<Running>,
     evicted: HashSetKeyed<(u64, u64)>,
+    /// Younger copies of a cached block (allocated while an equal block was cached), oldest
+    /// first: vLLM keeps them all under the hash and finds the oldest; one takes over the hash
+    /// when the block it is found through is evicted.
+    copies: HashKeyed<(u64, u64), Vec<usize>>,
     models: ByName<ModelState>,
     streams: Streams<StreamState>,
+    reasoning: common::ReasoningIds,
 }
 
 fn model_key(model: &str) -> u64 {
@@ -123,15 +170,17 @@ impl PagedCache {
             allocations: 0,
             running: Vec::new(),
             evicted: HashSetKeyed::default(),
+            copies: HashKeyed::default(),
             models: ByName::default(),
             streams: Streams::default(),
+            reasoning: common::ReasoningIds::default(),
         }
     }
 
     /// Puts block `id` into, or takes it out of, the evictable set as its state says.
     fn refresh(&mut self, id: usize) {
         let b = &self.blocks[id];
-        let should = b.hash.is_some() && b.pins == 0 && b.children == 0;
+        let should = b.used && b.pins == 0 && b.children == 0;
         if b.evictable {
             self.evictable.remove(&(b.stamp, id));
         }
@@ -159,19 +208,28 @@ impl PagedCache {
     /// Frees the blocks of requests finished by `now`, each request tail first (V6): the
     /// request's blocks take the next free-list positions, its last block the first of them.
     fn release_finished(&mut self, now: u64) {
-        let mut done: Vec<(u64, usize, u64)> = Vec::new();
-        self.running.retain(|&(t, end, held)| {
-            if t <= now {
-                done.push((t, end, held));
-                false
-            } else {
-                true
-            }
-        });
-        done.sort_by_key(|&(t, _, _)| t);
-        for (_, end, held) in done {
+        if self.running.iter().all(|r| r.0 > now) {
+            return;
+        }
+        let (mut done, running): (Vec<Running>, Vec<Running>) = std::mem::take(&mut self.running)
+            .into_iter()
+            .partition(|r| r.0 <= now);
+        self.running = running;
+        done.sort_by_key(|r| r.0);
+        for (_, end, held, extra) in done {
             let seq = self.next_seq;
             self.next_seq += held;
+            // Blocks pinned apart: freed in their place of the tail-first order.
+            for (id, pos) in extra {
+                let b = &mut self.blocks[id];
+                if b.evictable {
+                    self.evictable.remove(&(b.stamp, id));
+                    self.blocks[id].evictable = false;
+                }
+                let b = &mut self.blocks[id];
+                b.stamp = b.stamp.max(seq + held.saturating_sub(1 + pos));
+                self.unpin(id);
+            }
             if end == NIL {
                 continue;
             }
@@ -192,6 +250,8 @@ impl PagedCache {
         if self.blocks.len() < self.config.capacity_blocks {
             self.blocks.push(Block {
                 hash: None,
+                used: false,
+                copy: false,
                 parent: NIL,
                 children: 0,
                 pins: 0,
@@ -205,11 +265,10 @@ impl PagedCache {
         let (stamp, id) = self.evictable.pop_first()?;
         let b = &mut self.blocks[id];
         b.evictable = false;
-        if let Some(k) = b.hash.take() {
-            self.by_hash.remove(&k);
-            self.evicted.insert(k);
-        }
         let parent = b.parent;
+        if let Some(k) = b.hash.take() {
+            self.forget(k, id);
+        }
         if parent != NIL {
             // The parent was freed after this block by every release that freed both.
             let p = &mut self.blocks[parent];
@@ -224,6 +283,92 @@ impl PagedCache {
         }
         Some(id)
     }
+}
+
+impl PagedCache {
+    /// Block `id`, holding `k`, is evicted: the hash is gone unless a copy takes it over.
+    fn forget(&mut self, k: (u64, u64), id: usize) {
+        if self.by_hash.get(&k) == Some(&id) {
+            match self.copies.get_mut(&k) {
+                Some(list) => {
+                    let next = list.remove(0);
+                    if list.is_empty() {
+                        self.copies.remove(&k);
+                    }
+                    self.by_hash.insert(k, next);
+                    self.blocks[next].copy = false;
+                }
+                None => {
+                    self.by_hash.remove(&k);
+                    self.evicted.insert(k);
+                }
+            }
+        } else if let Some(list) = self.copies.get_mut(&k) {
+            list.retain(|&c| c != id);
+            if list.is_empty() {
+                self.copies.remove(&k);
+            }
+        }
+    }
+
+    /// The block holding `k` that a lookup at `now` finds: the oldest, or else the oldest copy
+    /// already readable.
+    fn find(&self, k: &(u64, u64), now: u64) -> Option<usize> {
+        find(&self.blocks, &self.by_hash, &self.copies, k, now)
+    }
+
+    /// A new block for content `hash` (`None`: a partial block) after `parent`, pinned; `None`
+    /// when every block is pinned.
+    fn fill(&mut self, hash: Option<(u64, u64)>, parent: usize, vis: u64) -> Option<usize> {
+        let id = self.allocate()?;
+        let copy = hash.is_some_and(|k| self.by_hash.contains_key(&k));
+        self.blocks[id] = Block {
+            hash,
+            used: true,
+            copy,
+            parent,
+            children: 0,
+            pins: 1,
+            stamp: 0,
+            visible_at: vis,
+            evictable: false,
+            generation: self.allocations,
+        };
+        self.allocations += 1;
+        if let Some(k) = hash {
+            if copy {
+                self.copies.entry(k).or_default().push(id);
+            } else {
+                self.by_hash.insert(k, id);
+                if !self.evicted.is_empty() {
+                    self.evicted.remove(&k);
+                }
+            }
+        }
+        if parent != NIL {
+            self.blocks[parent].children += 1;
+        }
+        Some(id)
+    }
+}
+
+/// [`PagedCache::find`] over the cache's parts.
+fn find(
+    blocks: &[Block],
+    by_hash: &HashKeyed<(u64, u64), usize>,
+    copies: &HashKeyed<(u64, u64), Vec<usize>>,
+    k: &(u64, u64),
+    now: u64,
+) -> Option<usize> {
+    let &id = by_hash.get(k)?;
+    if blocks[id].visible_at <= now {
+        return Some(id);
+    }
+    copies
+        .get(k)?
+        .iter()
+        .copied()
+        .find(|&c| blocks[c].visible_at <= now)
 }
 
 /// How many leading blocks of `chain` still hold `hashes` (cached blocks form prefix-closed
@@ -286,10 +431,14 @@ impl CacheModel for PagedCache {
             0
         };
         while matched < hashes.len()
-            && self
-                .by_hash
-                .get(&(mk, hashes[matched]))
-                .is_some_and(|&id| self.blocks[id].visible_at <= now)
+            && find(
+                &self.blocks,
+                &self.by_hash,
+                &self.copies,
+                &(mk, hashes[matched]),
+                now,
+            )
+            .is_some()
         {
             matched += 1;
         }
@@ -327,7 +476,7 @@ impl CacheModel for PagedCache {
         outcome
     }
 
-    fn store(&mut self, req: &Request, _outcome: &CacheOutcome, visible_at: u64, completed: u64) {
+    fn store(&mut self, req: &Request, outcome: &CacheOutcome, _visible: u64, completed: u64) {
         let bs = self.config.block_size.max(1);
         let mk = model_key(&req.model);
         let Some(state) = self.models.get_mut(&req.model) else {
@@ -339,89 +488,95 @@ impl CacheModel for PagedCache {
         st.chain
             .truncate(st.auto.cursor.start(adv.keep) as usize / bs);
         let n = req.segments.len();
-        let prompt_blocks = st.auto.cursor.total() as usize / bs;
+        let prompt = st.auto.cursor.total() as usize;
+        let prompt_blocks = prompt / bs;
         state
             .seen
             .record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
-        st.auto.cursor.extend(&req.reply);
+        let generated = self.reasoning.generated(req);
+        st.auto.cursor.extend(&generated);
+        let total = st.auto.cursor.total() as usize;
+        // The last sampled token is never fed back, so its KV is never computed.
+        let computed = if total > prompt { total - 1 } else { total };
+        let full = computed / bs;
         st.auto.block_hashes(bs);
         let mut chain = std::mem::take(&mut st.chain);
-        let hashes = st.auto.block_hashes(bs);
-        // Blocks held last time and still cached: pin their end; their visibility is already
-        // at or before this request's unless the stream's clock went backwards.
-        let known = still_held(&self.blocks, &chain, hashes, mk);
+        let hashes = &st.auto.block_hashes(bs)[..full];
+        // The blocks the lookup found are shared; all others are new allocations.
+        let hit = (outcome.cached_tokens as usize / bs).min(full);
+        // Blocks held last time, still cached and found again: the same blocks, unless one
+        // was a younger copy (the lookup finds the oldest), from where `by_hash` decides.
+        let now = req.sent_at_ms;
+        let known = if st.chain_vis <= now {
+            still_held(&self.blocks, &chain, hashes, mk)
+                .min(hit)
+                .min(st.first_copy)
+        } else {
+            0
+        };
         chain.truncate(known);
+        let mut first_copy = usize::MAX;
         let mut chain_vis = if known > 0 { st.chain_vis } else { 0 };
-        if chain_vis > visible_at {
-            for &(id, _) in &chain {
-                let b = &mut self.blocks[id];
-                b.visible_at = b.visible_at.min(visible_at);
-            }
-            chain_vis = chain
-                .iter()
-                .map(|&(id, _)| self.blocks[id].visible_at)
-                .max()
-                .unwrap_or(0);
-        }
         let mut prev = chain.last().map_or(NIL, |&(id, _)| id);
         if prev != NIL {
             self.pin(prev);
         }
+        let mut extra: Vec<(usize, u64)> = Vec::new();
         let mut stored_upto = known * bs;
-        let mut missed = false;
+        let mut full_pool = false;
         for (i, h) in hashes.iter().enumerate().skip(known) {
-            let vis = if i < prompt_blocks {
-                visible_at
+            // Prompt blocks are cached when the request is scheduled (allocation); a request
+            // scheduled later finds them. Generated blocks are counted once the reply is done.
+            let vis = if i < prompt_blocks { now } else { completed };
+            let found = if i < hit {
+                self.find(&(mk, *h), now)
             } else {
-                completed
-            };
-            // After the first block not cached, none is: a cached block's parent is cached.
-            let found = if missed {
                 None
-            } else {
-                self.by_hash.get(&(mk, *h)).copied()
             };
-            let id = if let Some(id) = found {
-                self.pin(id);
-                let b = &mut self.blocks[id];
-                b.visible_at = b.visible_at.min(vis);
-                id
-            } else {
-                missed = true;
-                let Some(id) = self.allocate() else {
-                    break; // the pool is full of pinned blocks: the rest is not cached
-                };
-                self.blocks[id] = Block {
-                    hash: Some((mk, *h)),
-                    parent: prev,
-                    children: 0,
-                    pins: 1,
-                    stamp: 0,
-                    visible_at: vis,
-                    evictable: false,
-                    generation: self.allocations,
-                };
-                self.allocations += 1;
-                self.by_hash.insert((mk, *h), id);
-                if !self.evicted.is_empty() {
-                    self.evicted.remove(&(mk, *h));
+            let id = match found {
+                Some(id) => {
+                    self.pin(id);
+                    id
                 }
-                if prev != NIL {
-                    self.blocks[prev].children += 1;
-                }
-                id
+                None => match self.fill(Some((mk, *h)), prev, vis) {
+                    Some(id) => id,
+                    None => {
+                        full_pool = true; // every block is pinned: the rest is not cached
+                        break;
+                    }
+                },
             };
             if prev != NIL {
-                self.unpin(prev);
+                if self.blocks[id].parent == prev {
+                    self.unpin(prev);
+                } else {
+                    extra.push((prev, i as u64 - 1));
+                }
             }
+            let linked = self.blocks[id].parent == prev;
             prev = id;
+            if (self.blocks[id].copy || !linked) && first_copy == usize::MAX {
+                first_copy = i;
+            }
             chain_vis = chain_vis.max(self.blocks[id].visible_at);
             chain.push((id, self.blocks[id].generation));
             stored_upto = (i + 1) * bs;
         }
-        self.running.push((completed, prev, chain.len() as u64));
+        let mut held = chain.len() as u64;
+        if !full_pool && computed % bs != 0 {
+            // The partial last block holds a pool slot while the request runs.
+            if let Some(id) = self.fill(None, prev, completed) {
+                if prev != NIL {
+                    self.unpin(prev);
+                }
+                prev = id;
+                held += 1;
+            }
+        }
+        self.running.push((completed, prev, held, extra));
         st.chain = chain;
         st.chain_vis = chain_vis;
+        st.first_copy = first_copy;
         // Record, for explanations, the segment prefixes that fit in the stored blocks.
         let state = self.models.get_mut(&req.model).expect("state exists");
         let cursor = &st.auto.cursor;
@@ -436,7 +591,7 @@ impl CacheModel for PagedCache {
             .record_continued_from(hashes, all, &mut st.auto.seen);
         state
             .seen
-            .record_stored_from(hashes, (0, kp), visible_at, &mut st.auto.seen);
+            .record_stored_from(hashes, (0, kp), now, &mut st.auto.seen);
         if k > n {
             state
                 .seen

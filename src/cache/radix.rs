@@ -6,8 +6,19 @@
 //! - `match_prefix` returns the longest cached prefix, splitting an edge where the match ends
 //!   and touching every node on the way (G2); the caller caps the hit at prompt − 1, aligned
 //!   down to the page (G3).
-//! - A finished request inserts prompt + output, page aligned (G4): here the visible reply,
-//!   since reasoning tokens are not repeated by the next prompt (§8).
+//! - A finished request inserts prompt + output, page aligned (G4): the prompt, the reasoning
+//!   and the visible reply, in that order. The next prompt repeats the reply but not the
+//!   reasoning, so after a reply with reasoning the match ends at the previous prompt.
+//! - Whether the last generated token is inserted depends on how SGLang ran: with its default
+//!   overlap scheduler and a reply that ends on a stop token, the KV of every output token was
+//!   computed (the overlapped step ran before the finish was seen) and all of them are
+//!   inserted; without the overlap scheduler, or when a reply ends by length, the last token's
+//!   KV never is (`cache_last_token = false`).
+//! - A request's prompt is readable by requests scheduled after it: SGLang's scheduler holds
+//!   back a waiting request that shares a prefix with one in the running prefill batch
+//!   (in-batch prefix caching), so it matches once that prefill is in the tree. The API rule
+//!   that an entry is readable only once the response has begun does not apply here. The
+//!   generated tokens count from the reply's completion.
 //! - Over capacity, whole unlocked leaves are evicted least recently used first; a parent left
 //!   childless becomes a candidate (G5). Running requests lock their path until they complete.
 //!
@@ -38,6 +49,9 @@ pub struct RadixConfig {
     pub page_size: usize,
     /// Tokens the tree may hold. Default 524,288, the same KV budget as `paged` (see there).
     pub capacity_tokens: usize,
+    /// Insert the last generated token too (SGLang's default: overlap scheduler, reply ending
+    /// on a stop token); `false` without the overlap scheduler or for replies cut by length.
+    pub cache_last_token: bool,
 }
 
 impl Default for RadixConfig {
@@ -45,6 +59,7 @@ impl Default for RadixConfig {
         RadixConfig {
             page_size: 1,
             capacity_tokens: 524_288,
+            cache_last_token: true,
         }
     }
 }
@@ -128,6 +143,7 @@ pub struct RadixCache {
     /// Logical clock for LRU order (ties broken by request order, not wall time).
     tick: u64,
     streams: Streams<StreamState>,
+    reasoning: common::ReasoningIds,
 }
 
 /// The cursor's tokens from `from` to `to`, into `v` (a buffer reused across requests).
@@ -321,6 +337,7 @@ impl RadixCache {
             running: Vec::new(),
             tick: 0,
             streams: Streams::default(),
+            reasoning: common::ReasoningIds::default(),
         }
     }
 
@@ -433,7 +450,7 @@ impl CacheModel for RadixCache {
         outcome
     }
 
-    fn store(&mut self, req: &Request, _outcome: &CacheOutcome, visible_at: u64, completed: u64) {
+    fn store(&mut self, req: &Request, _outcome: &CacheOutcome, _visible: u64, completed: u64) {
         let page = self.config.page_size.max(1);
         self.tick += 1;
         let tick = self.tick;
@@ -447,9 +464,13 @@ impl CacheModel for RadixCache {
         let (u, base) = tree.resume_point(st.node, st.on_path, page);
         let mut tail = std::mem::take(&mut st.tail);
         tokens(&st.auto.cursor, base, prompt, &mut tail);
-        let (mid, added_prompt) = tree.insert_from(u, base, &tail, page, visible_at, tick);
-        st.auto.cursor.extend(&req.reply);
-        let full = st.auto.cursor.total() as usize;
+        let now = req.sent_at_ms;
+        let (mid, added_prompt) = tree.insert_from(u, base, &tail, page, now, tick);
+        st.auto.cursor.extend(&self.reasoning.generated(req));
+        let mut full = st.auto.cursor.total() as usize;
+        if !self.config.cache_last_token && full > prompt {
+            full -= 1;
+        }
         let from = tree.nodes[mid].end();
         tokens(&st.auto.cursor, from, full, &mut tail);
         let (last, added_reply) = tree.insert_from(mid, from, &tail, page, completed, tick);
@@ -465,7 +486,7 @@ impl CacheModel for RadixCache {
         tree.seen
             .record_continued_from(hashes, all, &mut st.auto.seen);
         tree.seen
-            .record_stored_from(hashes, (0, k.min(n)), visible_at, &mut st.auto.seen);
+            .record_stored_from(hashes, (0, k.min(n)), now, &mut st.auto.seen);
         if k > n {
             tree.seen
                 .record_stored_from(hashes, (n, k), completed, &mut st.auto.seen);

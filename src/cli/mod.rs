@@ -1,5 +1,6 @@
 //! Command-line definitions and dispatch. One file per subcommand.
 
+mod account;
 mod check;
 mod common;
 mod compare;
@@ -44,6 +45,7 @@ pub enum Command {
     Export(export::ExportArgs),
     Generate(generate::GenerateArgs),
     Schema(schema::SchemaArgs),
+    Account(account::AccountArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -88,5 +90,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Export(args) => export::export(args),
         Command::Generate(args) => generate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Account(args) => account::run(args),
     }
 }

@@ -1,0 +1,75 @@
+//! The what-if: the account's sessions replayed under every strategy, TTL and keep-alive
+//! setting, against the setting the harness actually ran.
+
+use std::time::Duration;
+
+use super::figures::Counters;
+use super::replay::{Keepalive, Setting};
+use crate::prompt::Ttl;
+
+/// Totals of one setting over the sessions every setting could replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIf {
+    pub setting: Setting,
+    /// The sessions' requests (pings not included).
+    pub predicted: Counters,
+    pub output_usd: f64,
+    pub pings: u64,
+    pub ping_cost: Counters,
+    pub ping_output_usd: f64,
+    pub breaks: usize,
+}
+
+impl WhatIf {
+    pub fn new(setting: Setting) -> WhatIf {
+        WhatIf {
+            setting,
+            predicted: Counters::default(),
+            output_usd: 0.0,
+            pings: 0,
+            ping_cost: Counters::default(),
+            ping_output_usd: 0.0,
+            breaks: 0,
+        }
+    }
+
+    /// Everything the setting costs in dollars: requests, output and pings.
+    pub fn total_usd(&self) -> f64 {
+        self.predicted.usd + self.output_usd + self.ping_cost.usd + self.ping_output_usd
+    }
+}
+
+/// The grid: every strategy × TTL × keep-alive (`None` = off). Parsing errors name the flag.
+pub fn grid(strategies: &[String], ttls: &[Ttl], keepalives: &[Option<Keepalive>]) -> Vec<Setting> {
+    let mut out = Vec::new();
+    for s in strategies {
+        for &t in ttls {
+            for &k in keepalives {
+                out.push(Setting {
+                    strategy: s.clone(),
+                    ttl: Some(t),
+                    keepalive: k,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `5m` / `1h`.
+pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
+    match s.trim() {
+        "5m" => Ok(Ttl::FiveMinutes),
+        "1h" => Ok(Ttl::OneHour),
+        other => Err(format!(
+            "unknown TTL `{other}`; Anthropic offers 5m and 1h, e.g. --ttl 5m,1h"
+        )),
+    }
+}
+
+/// `off` or a ping interval such as `4m30s`.
+pub fn parse_keepalive(s: &str, limit: Duration) -> Result<Option<Keepalive>, String> {
+    let every = crate::scenario::parse_keepalive(s.trim())
+        .map_err(|e| format!("--keepalive: {e}; e.g. --keepalive off,4m30s"))?;
+    Ok(every.map(|every| Keepalive { every, limit }))
+}
