@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
+use plancache::engine::ReplayEnv;
 use plancache::import::{build_scenarios, claude_code, Events, ImportOptions};
+use plancache::validate::{validate, ValidateOptions};
 use serde_json::Value;
 
 /// The transcript with every request's cache counters zeroed: the whole prompt moves into
@@ -52,6 +54,27 @@ fn scenarios(text: &str, events: Events) -> Vec<String> {
         .collect()
 }
 
+/// What a transcript-mode validation predicts per request (prompt, input, creation, read, break
+/// verdict against the predicted previous prompt) and the events it recognised: the whole
+/// replay, timeline and TTLs included, not only the scenario text.
+fn predictions(text: &str) -> Vec<(u64, u64, u64, u64, String)> {
+    let mut t = claude_code::parse(text);
+    t.name = "fixture".into();
+    let v = validate(&[t], &ValidateOptions::default(), &ReplayEnv::default()).unwrap();
+    v.checks
+        .iter()
+        .map(|c| {
+            (
+                c.predicted_prompt,
+                c.predicted_input,
+                c.predicted_creation,
+                c.predicted_read,
+                format!("{} {}", c.predicted_break, c.events),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts");
@@ -87,6 +110,7 @@ fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() 
         let a = scenarios(&text, Events::Transcript);
         assert!(!a.is_empty(), "{}", f.display());
         assert_eq!(a, scenarios(&blind, Events::Transcript), "{}", f.display());
+        assert_eq!(predictions(&text), predictions(&blind), "{}", f.display());
         if scenarios(&text, Events::Billed) != scenarios(&blind, Events::Billed) {
             billed_differs += 1;
         }
