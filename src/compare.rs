@@ -164,12 +164,33 @@ impl<'a> Table<'a> {
     }
     fn num(&self, line: u64, rec: &csv::StringRecord, col: &str) -> Result<f64, String> {
         let v = self.get(rec, col);
-        v.trim().parse::<f64>().map_err(|_| {
+        let n = v.trim().parse::<f64>().map_err(|_| {
             format!(
                 "{}: line {line}: column `{col}`: `{v}` is not a number\n  hint: regenerate the file with `plancache run --out DIR`",
                 self.path.display()
             )
+        })?;
+        finite(n).map_err(|why| {
+            format!(
+                "{}: line {line}: column `{col}`: `{v}` {why}\n  hint: regenerate the file with `plancache run --out DIR`",
+                self.path.display()
+            )
         })
+    }
+}
+
+/// A figure read from a baseline must be a finite number of at least 0: NaN compares false
+/// with everything, so a NaN baseline would pass every check, and an infinite one would
+/// allow any worsening.
+fn finite(v: f64) -> Result<f64, &'static str> {
+    if v.is_nan() {
+        Err("is not a number (NaN would pass every check)")
+    } else if v.is_infinite() {
+        Err("is infinite (it would allow any worsening)")
+    } else if v < 0.0 {
+        Err("is negative; figures are at least 0")
+    } else {
+        Ok(v)
     }
 }
 
@@ -273,9 +294,11 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
             .ok_or_else(|| bad(format!("summary[{i}]: missing string `{k}`")))
     };
     let n_field = |o: &serde_json::Value, k: &str, i: usize, arr: &str| -> Result<f64, String> {
-        o.get(k)
+        let v = o
+            .get(k)
             .and_then(|x| x.as_f64())
-            .ok_or_else(|| bad(format!("{arr}[{i}]: missing number `{k}`")))
+            .ok_or_else(|| bad(format!("{arr}[{i}]: missing number `{k}`")))?;
+        finite(v).map_err(|why| bad(format!("{arr}[{i}]: `{k}` = {v} {why}")))
     };
     let mut d = Dataset {
         source: path.display().to_string(),
@@ -349,6 +372,23 @@ impl Limit {
             Limit::Absolute(v)
         })
     }
+    /// A limit on a rate (hit rate): `5%` and `0.05` both mean 5 percentage points. A bare
+    /// number above 1 would allow a drop of more than 100 points, so it is refused with the
+    /// percent spelling the user probably meant.
+    pub fn parse_rate(s: &str) -> Result<Limit, String> {
+        match Limit::parse(s)? {
+            Limit::Percent(p) => Ok(Limit::Absolute(p / 100.0)),
+            Limit::Absolute(v) if v > 1.0 => Err(format!(
+                "`{s}` as a hit-rate limit would allow a drop of {:.0} points (a rate is a fraction: 1 = 100 points)\n  hint: write `{}%` for {} points, or `{}` as a fraction",
+                v * 100.0,
+                s.trim(),
+                s.trim(),
+                v / 100.0
+            )),
+            limit => Ok(limit),
+        }
+    }
+
     /// The allowed worsening for a baseline value.
     pub fn allowed(self, baseline: f64) -> f64 {
         match self {
@@ -454,15 +494,39 @@ impl Rule {
         } else {
             return Err(bad("missing `<=` or `<` between two strategies"));
         };
-        let (metric, tol) = match rest.split_once('+') {
-            Some((m, t)) => (m, Some(Limit::parse(t).map_err(|e| bad(&e))?)),
+        let (metric_text, tol) = match rest.split_once('+') {
+            Some((m, t)) => (m, Some(t)),
             None => (rest, None),
         };
-        let metric =
-            Metric::parse(metric).ok_or_else(|| bad(&format!("unknown metric `{metric}`")))?;
+        let metric = Metric::parse(metric_text).ok_or_else(|| {
+            bad(&format!(
+                "unknown metric `{metric_text}`{}",
+                crate::cache::pricing::did_you_mean(
+                    metric_text.trim(),
+                    ["cost", "hit-rate", "ttft", "recomputed"]
+                )
+            ))
+        })?;
+        let tol = match tol {
+            Some(t) if metric == Metric::HitRate => {
+                Some(Limit::parse_rate(t).map_err(|e| bad(&e))?)
+            }
+            Some(t) => Some(Limit::parse(t).map_err(|e| bad(&e))?),
+            None => None,
+        };
         let (a, b) = (a.trim(), b.trim());
         if a.is_empty() || b.is_empty() || a == b {
             return Err(bad("name two different strategies"));
+        }
+        let names = crate::strategy::names();
+        for n in [a, b] {
+            if !names.contains(&n) {
+                return Err(bad(&format!(
+                    "unknown strategy `{n}`; known strategies: {}{}",
+                    names.join(", "),
+                    crate::cache::pricing::did_you_mean(n, names.iter().copied())
+                )));
+            }
         }
         Ok(Rule {
             text: s.to_string(),

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     match plancache::cli::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            plancache::cli::output::stderr_line(plancache::cli::output::ERROR, "error", &e.message);
             ExitCode::from(e.code)
         }
     }

@@ -103,6 +103,8 @@ pub struct Sweep {
     pub base: toml::Table,
     /// Axes in key order (the CSV's column order); the last varies fastest.
     pub axes: Vec<Axis>,
+    /// Keep points whose requests exceed the model's context window (refused by default).
+    pub allow_over_context: bool,
 }
 
 /// How a value appears in the CSV and in messages.
@@ -236,6 +238,7 @@ impl Sweep {
             compare: file.compare,
             base: file.base,
             axes,
+            allow_over_context: false,
         })
     }
 
@@ -336,6 +339,14 @@ impl Sweep {
         let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;
         let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), &env)
             .map_err(|e| format!("{}: {e}", place()))?;
+        if !self.allow_over_context {
+            if let Some(why) = cache::pricing::first_overrun(&replay.rows, &env.prices) {
+                return Err(format!(
+                    "{}: {why}\n  hint: shrink the grid, or pass --allow-over-context to keep such points",
+                    place()
+                ));
+            }
+        }
         cells.extend(replay.summary().cells());
         Ok(cells)
     }

@@ -201,9 +201,15 @@ fn limit_and_rule_syntax() {
     );
     assert_eq!(
         (r.metric, r.tolerance),
-        (Metric::HitRate, Some(Limit::Percent(1.0)))
+        // On a rate, 1% is one point: 0.01 absolute.
+        (Metric::HitRate, Some(Limit::Absolute(0.01)))
     );
-    assert!(Rule::parse("a<b:cost").unwrap().strict);
+    assert_eq!(
+        Limit::parse_rate("5%").unwrap(),
+        Limit::parse_rate("0.05").unwrap()
+    );
+    assert!(Limit::parse_rate("5").unwrap_err().contains("`5%`"));
+    assert!(Rule::parse("masked<history-reset:cost").unwrap().strict);
     for bad in ["a<=b", "a=b:cost", "a<=a:cost", "a<=b:speed", "a<=b:cost+x"] {
         assert!(Rule::parse(bad).is_err(), "{bad}");
     }

@@ -1,7 +1,10 @@
 //! Prices and cache rules per model: data, not code.
 //!
 //! The bundled table (`data/pricing.toml`) is compiled into the binary; `--pricing FILE` adds or
-//! replaces models by name.
+//! replaces models by name; `--price input=…,output=…` prices models the table does not know.
+//! Ids resolve the way providers name models: exact name, a listed alias, then the same with a
+//! release date (`-20250929`, `-2025-09-29`, `@20250929`) or `-latest` removed. The format is
+//! documented in docs/pricing.md.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -39,6 +42,12 @@ pub struct ModelPrice {
     /// Cache lifetimes the provider offers for this model (informational, e.g. `5m, 1h`).
     #[serde(default)]
     pub ttls: String,
+    /// Other ids of the same model (provider aliases such as `claude-sonnet-4-0`).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Largest prompt plus output, in tokens, one request may carry (None: not known).
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 fn default_write_1h() -> f64 {
@@ -46,6 +55,107 @@ fn default_write_1h() -> f64 {
 }
 
 impl ModelPrice {
+    /// A model priced on the command line (`--price input=3,output=15`); cache multipliers
+    /// default to the Anthropic ones (writes 1.25x / 2x, reads 0.1x) unless given.
+    pub fn from_spec(spec: &str) -> Result<ModelPrice, String> {
+        let hint = "write --price input=USD,output=USD[,write_5m=X,write_1h=X,read=X,min_cacheable=N,context_window=N,provider=NAME] (USD per million tokens; multipliers of the input price)";
+        let mut m = ModelPrice {
+            name: "--price".to_string(),
+            provider: "custom".to_string(),
+            input: f64::NAN,
+            output: f64::NAN,
+            write_5m: 1.25,
+            write_1h: 2.0,
+            read: 0.1,
+            min_cacheable: 0,
+            source: "--price on the command line".to_string(),
+            date: String::new(),
+            ttls: String::new(),
+            aliases: Vec::new(),
+            context_window: None,
+        };
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = part.split_once('=').ok_or_else(|| {
+                format!("--price `{spec}`: `{part}` is not KEY=VALUE\n  hint: {hint}")
+            })?;
+            let (key, value) = (key.trim(), value.trim());
+            let num = || -> Result<f64, String> {
+                let v: f64 = value.parse().map_err(|_| {
+                    format!("--price `{spec}`: `{key}`: `{value}` is not a number\n  hint: {hint}")
+                })?;
+                if !v.is_finite() || v < 0.0 {
+                    return Err(format!(
+                        "--price `{spec}`: `{key}` must be a finite number of at least 0, not `{value}`"
+                    ));
+                }
+                Ok(v)
+            };
+            let count = || -> Result<u64, String> {
+                value.parse().map_err(|_| {
+                    format!("--price `{spec}`: `{key}`: `{value}` is not a whole number of tokens")
+                })
+            };
+            match key {
+                "input" => m.input = num()?,
+                "output" => m.output = num()?,
+                "write_5m" | "write" => m.write_5m = num()?,
+                "write_1h" => m.write_1h = num()?,
+                "read" => m.read = num()?,
+                "min_cacheable" => m.min_cacheable = count()?,
+                "context_window" | "context" => m.context_window = Some(count()?),
+                "provider" => m.provider = value.to_string(),
+                other => {
+                    return Err(format!(
+                        "--price `{spec}`: unknown key `{other}`{}\n  hint: {hint}",
+                        did_you_mean(
+                            other,
+                            [
+                                "input",
+                                "output",
+                                "write_5m",
+                                "write_1h",
+                                "read",
+                                "min_cacheable",
+                                "context_window",
+                                "provider"
+                            ]
+                        )
+                    ))
+                }
+            }
+        }
+        if m.input.is_nan() || m.output.is_nan() {
+            return Err(format!(
+                "--price `{spec}`: both `input` and `output` are required\n  hint: {hint}"
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Every price and multiplier is a finite number of at least 0 (an infinite or NaN price
+    /// would make every cost meaningless, and a negative one would reward cache misses).
+    fn check_finite(&self) -> Result<(), String> {
+        for (key, v) in [
+            ("input", self.input),
+            ("output", self.output),
+            ("write_5m", self.write_5m),
+            ("write_1h", self.write_1h),
+            ("read", self.read),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!(
+                    "`{key}` is {v}; prices and multipliers must be finite numbers of at least 0"
+                ));
+            }
+        }
+        if self.context_window == Some(0) {
+            return Err(
+                "`context_window` is 0; give the model's limit in tokens or leave it out".into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Cost of one request in USD: uncached input at the base price, writes at their
     /// multipliers, reads at the read multiplier, output at the output price.
     pub fn cost(&self, outcome: &CacheOutcome, output_tokens: u64) -> f64 {
@@ -87,19 +197,70 @@ struct TableFile {
 pub struct PriceTable {
     pub version: String,
     models: BTreeMap<String, ModelPrice>,
+    /// Alias -> model name.
+    aliases: BTreeMap<String, String>,
+    /// Prices for every model the table does not know (`--price`).
+    fallback: Option<ModelPrice>,
+}
+
+/// `a`'s closest match among `candidates` as `; did you mean `x`?`, or nothing when none is
+/// close (Jaro-Winkler similarity of at least 0.8, the threshold cargo uses for its hints is
+/// edit distance; similarity copes better with long hyphenated ids).
+pub fn did_you_mean<'a>(a: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(a, candidates)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+/// The candidate most similar to `a`, when similar enough to be a likely typo.
+pub fn closest<'a>(a: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(a, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|x, y| x.0.total_cmp(&y.0))
+        .map(|(_, c)| c)
+}
+
+/// `id` without a trailing release date (`-20250929`, `-2025-09-29`, `@20250929`) or `-latest`.
+fn undated(id: &str) -> &str {
+    if let Some((base, _)) = id.split_once('@') {
+        return base;
+    }
+    if let Some(base) = id.strip_suffix("-latest") {
+        return base;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some((base, tail)) = id.rsplit_once('-') {
+        if tail.len() == 8 && digits(tail) {
+            return base;
+        }
+    }
+    // -YYYY-MM-DD
+    let parts: Vec<&str> = id.rsplitn(4, '-').collect();
+    if parts.len() == 4
+        && parts[0].len() == 2
+        && parts[1].len() == 2
+        && parts[2].len() == 4
+        && parts[..3].iter().all(|p| digits(p))
+    {
+        return parts[3];
+    }
+    id
 }
 
 impl PriceTable {
     /// The table compiled into the binary.
     pub fn bundled() -> Self {
-        let file: TableFile = toml::from_str(BUNDLED).expect("bundled pricing table is valid TOML");
         let mut table = PriceTable {
-            version: file.version,
+            version: String::new(),
             models: BTreeMap::new(),
+            aliases: BTreeMap::new(),
+            fallback: None,
         };
-        for m in file.models {
-            table.models.insert(m.name.clone(), m);
-        }
+        table
+            .merge_str(BUNDLED, Path::new("data/pricing.toml"))
+            .expect("bundled pricing table is valid");
         table
     }
 
@@ -107,13 +268,31 @@ impl PriceTable {
     pub fn merge_file(&mut self, path: &Path) -> Result<(), String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{}: cannot read pricing file: {e}", path.display()))?;
-        let file: TableFile = toml::from_str(&text).map_err(|e| {
+        self.merge_str(&text, path)
+    }
+
+    /// Adds or replaces models from the text of a pricing file; nothing changes on an error.
+    pub fn merge_str(&mut self, text: &str, path: &Path) -> Result<(), String> {
+        let file: TableFile = toml::from_str(text).map_err(|e| {
             format!(
-                "{}: invalid pricing file: {e}\nhint: each [[models]] entry needs name, provider, input, output, write_5m, read",
+                "{}: invalid pricing file: {e}\n  hint: each [[models]] entry needs name, provider, input, output, write_5m, read (see docs/pricing.md)",
                 path.display()
             )
         })?;
+        for (i, m) in file.models.iter().enumerate() {
+            m.check_finite().map_err(|e| {
+                format!(
+                    "{}: models[{i}] (`{}`): {e}\n  hint: prices are USD per million tokens, multipliers a factor of `input` (see docs/pricing.md)",
+                    path.display(),
+                    m.name
+                )
+            })?;
+        }
         for m in file.models {
+            for a in &m.aliases {
+                self.aliases.insert(a.clone(), m.name.clone());
+            }
+            self.aliases.remove(&m.name);
             self.models.insert(m.name.clone(), m);
         }
         if !file.version.is_empty() {
@@ -122,11 +301,172 @@ impl PriceTable {
         Ok(())
     }
 
+    /// Prices every model the table does not know (`--price`).
+    pub fn set_fallback(&mut self, price: ModelPrice) {
+        self.fallback = Some(price);
+    }
+
+    /// The entry of a model id: its name, an alias, either without a date or `-latest`, else
+    /// the `--price` fallback.
     pub fn get(&self, model: &str) -> Option<&ModelPrice> {
-        self.models.get(model)
+        self.resolve(model).or(self.fallback.as_ref())
+    }
+
+    /// The table's own entry for `model` (no fallback).
+    pub fn resolve(&self, model: &str) -> Option<&ModelPrice> {
+        let by_name = |id: &str| {
+            self.models
+                .get(id)
+                .or_else(|| self.aliases.get(id).and_then(|name| self.models.get(name)))
+        };
+        by_name(model).or_else(|| by_name(undated(model)))
+    }
+
+    /// Adds an entry under each id that resolves only through an alias, a date or the
+    /// fallback, so code that looks models up by exact name (cache minimums) finds them too.
+    pub fn pin<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) {
+        for id in ids {
+            if self.models.contains_key(id) {
+                continue;
+            }
+            if let Some(m) = self.get(id).cloned() {
+                self.models.insert(id.to_string(), m);
+            }
+        }
+    }
+
+    /// Names and aliases, for suggestions.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.models
+            .keys()
+            .chain(self.aliases.keys())
+            .map(String::as_str)
+    }
+
+    /// The error for a model the table does not know, with the closest known id.
+    pub fn unknown_model(&self, model: &str) -> String {
+        format!(
+            "model `{model}` is not in the pricing table{}",
+            did_you_mean(model, self.ids())
+        )
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.models.keys().map(String::as_str)
+    }
+}
+
+/// The first request whose prompt plus output exceeds its model's context window, described
+/// for an error message (the provider would refuse such a request).
+pub fn first_overrun<'a>(
+    rows: impl IntoIterator<Item = &'a crate::metrics::RequestRow>,
+    prices: &PriceTable,
+) -> Option<String> {
+    rows.into_iter().find_map(|r| {
+        let window = prices.get(&r.model)?.context_window?;
+        let tokens = r.prompt_tokens.saturating_add(r.output_tokens);
+        (tokens > window).then(|| {
+            format!(
+                "request {} sends {tokens} prompt + output tokens, over the {window}-token context window of {}",
+                r.request, r.model
+            )
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_latest_come_off_model_ids() {
+        assert_eq!(undated("claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");
+        assert_eq!(undated("claude-sonnet-4-5@20250929"), "claude-sonnet-4-5");
+        assert_eq!(undated("gpt-4o-2024-08-06"), "gpt-4o");
+        assert_eq!(undated("claude-3-7-sonnet-latest"), "claude-3-7-sonnet");
+        // Not dates: a version number, a short digit run.
+        assert_eq!(undated("gpt-4.1"), "gpt-4.1");
+        assert_eq!(undated("claude-opus-4-1"), "claude-opus-4-1");
+    }
+
+    #[test]
+    fn ids_resolve_by_name_alias_and_date_but_not_by_prefix() {
+        let t = PriceTable::bundled();
+        let name = |id: &str| t.get(id).map(|m| m.name.clone());
+        assert_eq!(
+            name("claude-sonnet-4-0").as_deref(),
+            Some("claude-sonnet-4")
+        );
+        assert_eq!(
+            name("claude-opus-4-1-20250805").as_deref(),
+            Some("claude-opus-4-1")
+        );
+        assert_eq!(name("gpt-5-mini").as_deref(), Some("gpt-5-mini"));
+        // gpt-5-nano-ish ids are not priced as gpt-5 by prefix.
+        assert_eq!(name("gpt-5-turbo"), None);
+        assert!(t
+            .unknown_model("claude-sonet-4-5")
+            .ends_with("did you mean `claude-sonnet-4-5`?"));
+    }
+
+    #[test]
+    fn the_worked_example_of_docs_pricing_md() {
+        let mut t = PriceTable::bundled();
+        t.merge_str(
+            "[[models]]\nname = \"my-model\"\nprovider = \"anthropic\"\ninput = 2.0\noutput = 10.0\nwrite_5m = 1.25\nwrite_1h = 2.0\nread = 0.1\nmin_cacheable = 1024\ncontext_window = 200000\naliases = [\"my-model-latest-preview\"]\n",
+            Path::new("prices.toml"),
+        )
+        .unwrap();
+        let m = t.get("my-model-latest-preview").unwrap();
+        // 8,000 read x 0.1 x $2 + 2,000 written x 1.25 x $2 + 500 out x $10, per million:
+        // 0.0016 + 0.0050 + 0.0050 = $0.0116.
+        let outcome = CacheOutcome {
+            prompt_tokens: 10_000,
+            cached_tokens: 8_000,
+            write_5m_tokens: 2_000,
+            ..CacheOutcome::default()
+        };
+        assert!((m.cost(&outcome, 500) - 0.0116).abs() < 1e-12);
+        assert_eq!(m.context_window, Some(200_000));
+    }
+
+    #[test]
+    fn prices_must_be_finite_and_not_negative() {
+        let base = "[[models]]\nname = \"x\"\nprovider = \"p\"\ninput = 1.0\noutput = 2.0\nwrite_5m = 1.25\nread = 0.1\n";
+        for (from, to, key) in [
+            ("output = 2.0", "output = nan", "`output`"),
+            ("input = 1.0", "input = inf", "`input`"),
+            ("read = 0.1", "read = -0.1", "`read`"),
+        ] {
+            let mut t = PriceTable::bundled();
+            let e = t
+                .merge_str(&base.replace(from, to), Path::new("p.toml"))
+                .unwrap_err();
+            assert!(
+                e.starts_with("p.toml: models[0] (`x`): ") && e.contains(key),
+                "{e}"
+            );
+            // Nothing was merged.
+            assert!(t.get("x").is_none());
+        }
+    }
+
+    #[test]
+    fn price_specs() {
+        let m = ModelPrice::from_spec("input=3, output=15, read=0.2, context_window=1000").unwrap();
+        assert_eq!(
+            (m.input, m.output, m.read, m.write_5m),
+            (3.0, 15.0, 0.2, 1.25)
+        );
+        assert_eq!(m.context_window, Some(1000));
+        assert!(ModelPrice::from_spec("input=3").is_err());
+        assert!(ModelPrice::from_spec("input=3,output=-1").is_err());
+        assert!(ModelPrice::from_spec("input=3,output=x").is_err());
+        let mut t = PriceTable::bundled();
+        assert!(t.get("acme").is_none());
+        t.set_fallback(m);
+        assert_eq!(t.get("acme").unwrap().input, 3.0);
+        // The table's own entries still win over the fallback.
+        assert_eq!(t.get("gpt-4o").unwrap().input, 2.5);
     }
 }

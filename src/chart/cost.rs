@@ -36,7 +36,17 @@ pub fn chart(group: &Group<'_>, prices: &PriceTable) -> Result<CostChart, String
     })
 }
 
+/// Parts of the split that are non-zero for at least one bar (all-zero parts get no legend
+/// entry: a cache model without 1-hour writes shows no "cache writes 1h").
+pub fn parts_used(bars: &[(String, CostSplit)]) -> Vec<usize> {
+    (0..CostSplit::PARTS.len())
+        .filter(|&p| bars.iter().any(|(_, s)| s.parts()[p] > 0.0))
+        .collect()
+}
+
 impl Draw for CostChart {
+    /// Horizontal bars, one per strategy, names left-aligned on the left: names never collide
+    /// however many strategies there are.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
     where
         DB::ErrorType: 'static,
@@ -52,34 +62,34 @@ impl Draw for CostChart {
             .map(|(_, s)| s.total())
             .fold(0.0f64, f64::max)
             .max(1e-9);
-        let names: Vec<String> = self.bars.iter().map(|(n, _)| n.clone()).collect();
+        let name_size: u32 = if n > 12 { 13 } else { 16 };
+        let name_width = self
+            .bars
+            .iter()
+            .map(|(name, _)| name.chars().count() as f64 * name_size as f64 * 0.6)
+            .fold(60.0f64, f64::max) as u32
+            + 16;
         let mut chart = ChartBuilder::on(&plot)
             .margin(12)
-            .margin_right(8)
+            .margin_right(16)
             .x_label_area_size(48)
-            .y_label_area_size(90)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top * 1.3)
+            .y_label_area_size(name_width)
+            // Bar 0 on top.
+            .build_cartesian_2d(0f64..top * 1.22, (n as f64 - 0.5)..-0.5f64)
             .map_err(err)?;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .y_desc("USD per session")
-            .y_label_formatter(&|y| format!("${y:.3}"))
-            // Enough ticks that every integer (bar centre) gets one; only those are named.
-            .x_labels(2 * n + 2)
-            .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-6 && *x >= 0.0 {
-                    names.get(x.round() as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .x_label_style(text(if n > 5 { 13 } else { 16 }))
-            .y_label_style(text(16))
+            .disable_y_mesh()
+            .x_desc("USD per session")
+            .x_label_formatter(&|x| format!("${x:.3}"))
+            .x_labels(6)
+            .y_labels(0)
+            .x_label_style(text(16))
             .axis_desc_style(text(17))
             .light_line_style(TRANSPARENT)
             .draw()
             .map_err(err)?;
+        let thickness = if n > 12 { 0.38 } else { 0.3 };
         for p in 0..CostSplit::PARTS.len() {
             let color = PART_COLORS[p];
             let rects: Vec<Rectangle<(f64, f64)>> = self
@@ -88,32 +98,47 @@ impl Draw for CostChart {
                 .enumerate()
                 .map(|(i, (_, s))| {
                     let parts = s.parts();
-                    let y0: f64 = parts[..p].iter().sum();
-                    let x = i as f64;
-                    Rectangle::new([(x - 0.3, y0), (x + 0.3, y0 + parts[p])], color.filled())
+                    let x0: f64 = parts[..p].iter().sum();
+                    let y = i as f64;
+                    Rectangle::new(
+                        [(x0, y - thickness), (x0 + parts[p], y + thickness)],
+                        color.filled(),
+                    )
                 })
                 .collect();
             chart.draw_series(rects).map_err(err)?;
         }
-        // Totals above the bars.
-        for (i, (_, s)) in self.bars.iter().enumerate() {
+        let (plot_w, plot_h) = plot.dim_in_pixel();
+        let _ = plot_w;
+        let row_px = (plot_h as f64 - 12.0 - 48.0) / n as f64;
+        for (i, (name, s)) in self.bars.iter().enumerate() {
+            // Totals right of the bars.
             chart
                 .draw_series(std::iter::once(Text::new(
                     format!("${:.4}", s.total()),
-                    (i as f64, s.total() + top * 0.03),
-                    text(if n > 5 { 14 } else { 17 }).pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Bottom,
+                    (s.total() + top * 0.01, i as f64),
+                    text(if n > 12 { 13 } else { 15 }).pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Left,
+                        plotters::style::text_anchor::VPos::Center,
                     )),
                 )))
                 .map_err(err)?;
+            // Names left-aligned in the label column.
+            let y = 12.0 + row_px * (i as f64 + 0.5);
+            plot.draw(&Text::new(
+                name.clone(),
+                (14, y as i32),
+                text(name_size).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+            ))
+            .map_err(err)?;
         }
-        // Top part of the stack first, as it reads on the bars.
-        let entries: Vec<(String, RGBColor, bool)> = CostSplit::PARTS
-            .iter()
-            .zip(PART_COLORS)
-            .rev()
-            .map(|(n, c)| (n.to_string(), c, true))
+        // Parts in stacking order (left to right), only those this chart uses.
+        let entries: Vec<(String, RGBColor, bool)> = parts_used(&self.bars)
+            .into_iter()
+            .map(|p| (CostSplit::PARTS[p].to_string(), PART_COLORS[p], true))
             .collect();
         legend(&legend_area, &entries)
     }

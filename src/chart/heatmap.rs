@@ -145,6 +145,23 @@ fn cell_color(v: f64, scale: f64) -> RGBColor {
     }
 }
 
+/// Pixel width of the colour bar column right of the map.
+const COLOR_BAR: u32 = 150;
+
+/// Every `k`-th label of an axis so `count` labels of `widest` px fit in `room` px.
+fn label_step(count: usize, widest: f64, room: f64) -> usize {
+    let fit = (room / (widest + 10.0)).floor().max(1.0) as usize;
+    count.div_ceil(fit).max(1)
+}
+
+/// The largest font size (of 16, 13, 11) at which `label` fits a cell, if any.
+fn cell_font(label: &str, cell_w: f64, cell_h: f64) -> Option<u32> {
+    [16u32, 13, 11].into_iter().find(|&size| {
+        label.chars().count() as f64 * size as f64 * 0.6 + 4.0 <= cell_w
+            && size as f64 + 2.0 <= cell_h
+    })
+}
+
 impl Draw for Heatmap {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
     where
@@ -157,18 +174,31 @@ impl Draw for Heatmap {
         } else {
             format!("{} - {}", self.title, self.facet)
         };
+        let (w, h) = root.dim_in_pixel();
+        let (footer_h, caption_h) = (44u32, 34u32);
+        let (body, footer) = root.split_vertically(h - footer_h);
+        let (map_area, bar_area) = body.split_horizontally(w - COLOR_BAR);
         let (xl, yl) = (self.x_labels.clone(), self.y_labels.clone());
-        let mut chart = ChartBuilder::on(root)
+        let y_label_w = 90u32;
+        let x_label_h = 52u32;
+        let plot_w = (w - COLOR_BAR) as f64 - 14.0 - 12.0 - y_label_w as f64;
+        let plot_h = (h - footer_h) as f64 - caption_h as f64 - 14.0 - x_label_h as f64 - 6.0;
+        let widest = |labels: &[String]| {
+            labels.iter().map(|l| l.chars().count()).max().unwrap_or(1) as f64 * 16.0 * 0.6
+        };
+        let x_step = label_step(nx, widest(&xl), plot_w);
+        let y_step = label_step(ny, 16.0, plot_h);
+        let mut chart = ChartBuilder::on(&map_area)
             .caption(caption, text(22))
             .margin(14)
-            .margin_right(24)
-            .margin_bottom(40)
-            .x_label_area_size(52)
-            .y_label_area_size(90)
+            .margin_right(12)
+            .margin_bottom(6)
+            .x_label_area_size(x_label_h)
+            .y_label_area_size(y_label_w)
             .build_cartesian_2d(-0.5f64..(nx as f64 - 0.5), -0.5f64..(ny as f64 - 0.5))
             .map_err(err)?;
-        let pick = |labels: &[String], v: f64| {
-            if (v - v.round()).abs() < 1e-6 && v >= -1e-6 {
+        let pick = |labels: &[String], v: f64, step: usize| {
+            if (v - v.round()).abs() < 1e-6 && v >= -1e-6 && (v.round() as usize) % step == 0 {
                 labels.get(v.round() as usize).cloned().unwrap_or_default()
             } else {
                 String::new()
@@ -181,8 +211,8 @@ impl Draw for Heatmap {
             .y_desc(&self.y_name)
             .x_labels(2 * nx + 2)
             .y_labels(2 * ny + 2)
-            .x_label_formatter(&|v| pick(&xl, *v))
-            .y_label_formatter(&|v| pick(&yl, *v))
+            .x_label_formatter(&|v| pick(&xl, *v, x_step))
+            .y_label_formatter(&|v| pick(&yl, *v, y_step))
             .label_style(text(16))
             .axis_desc_style(text(17))
             .draw()
@@ -193,6 +223,7 @@ impl Draw for Heatmap {
             .flatten()
             .flatten()
             .fold(0.0f64, |m, v| m.max(v.abs()));
+        let (cell_w, cell_h) = (plot_w / nx as f64, plot_h / ny as f64);
         let centered = Pos::new(HPos::Center, VPos::Center);
         for (yk, row) in self.cells.iter().enumerate() {
             for (xk, cell) in row.iter().enumerate() {
@@ -213,13 +244,19 @@ impl Draw for Heatmap {
                         WHITE.stroke_width(1),
                     )))
                     .map_err(err)?;
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        label,
-                        (x, y),
-                        text(16).pos(centered),
-                    )))
-                    .map_err(err)?;
+                // Values only where they fit; the colour bar reads the rest. Dark cells get
+                // white text.
+                if let Some(size) = cell_font(&label, cell_w, cell_h) {
+                    let dark = cell.is_some_and(|v| v.abs() > scale * 0.6);
+                    let color = if dark { WHITE } else { BLACK };
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            label,
+                            (x, y),
+                            text(size).color(&color).pos(centered),
+                        )))
+                        .map_err(err)?;
+                }
             }
         }
         // The break-even boundary: between neighbours whose winner differs.
@@ -250,21 +287,102 @@ impl Draw for Heatmap {
                 }
             }
         }
-        let (w, h) = root.dim_in_pixel();
         let better = if self.metric == "hit-rate" {
             "higher"
         } else {
             "lower"
         };
-        root.draw(&Text::new(
+        self.draw_color_bar(&bar_area, scale, caption_h)?;
+        let (fw, _) = footer.dim_in_pixel();
+        for (k, line) in [
             format!(
-                "cell: {} advantage over {} in % of {}'s {} ({better} is better). green: {} wins, red: {} wins, black line: break-even",
-                self.a, self.b, self.b, self.metric, self.a, self.b
+                "cell: {}'s advantage over {} in % of {}'s {} ({better} is better)",
+                self.a, self.b, self.b, self.metric
             ),
-            (w as i32 / 2, h as i32 - 16),
-            text(14).pos(Pos::new(HPos::Center, VPos::Center)),
-        ))
-        .map_err(err)?;
+            format!(
+                "green: {} wins, red: {} wins, black line: break-even",
+                self.a, self.b
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            footer
+                .draw(&Text::new(
+                    line,
+                    (fw as i32 / 2, 12 + 18 * k as i32),
+                    text(14).pos(Pos::new(HPos::Center, VPos::Center)),
+                ))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+impl Heatmap {
+    /// A vertical colour bar from B's largest win (bottom, red) to A's (top, green).
+    fn draw_color_bar<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        scale: f64,
+        top: u32,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (_, h) = area.dim_in_pixel();
+        let (y0, y1) = (top as i32 + 40, h as i32 - 50);
+        let (x0, x1) = (12, 34);
+        let steps = 60;
+        for k in 0..steps {
+            // k = 0 at the top (+scale).
+            let v = scale * (1.0 - 2.0 * (k as f64 + 0.5) / steps as f64);
+            let ya = y0 + (y1 - y0) * k / steps;
+            let yb = y0 + (y1 - y0) * (k + 1) / steps;
+            area.draw(&Rectangle::new(
+                [(x0, ya), (x1, yb + 1)],
+                cell_color(v, scale).filled(),
+            ))
+            .map_err(err)?;
+        }
+        area.draw(&Rectangle::new([(x0, y0), (x1, y1)], BLACK.stroke_width(1)))
+            .map_err(err)?;
+        let label_at = |v: f64| y0 + ((y1 - y0) as f64 * (1.0 - v / scale.max(1e-9)) / 2.0) as i32;
+        let left = Pos::new(HPos::Left, VPos::Center);
+        for v in [scale, scale / 2.0, 0.0, -scale / 2.0, -scale] {
+            let y = label_at(v);
+            area.draw(&PathElement::new(
+                vec![(x1, y), (x1 + 5, y)],
+                BLACK.stroke_width(1),
+            ))
+            .map_err(err)?;
+            area.draw(&Text::new(
+                if v == 0.0 {
+                    "0%".to_string()
+                } else {
+                    format!("{v:+.1}%")
+                },
+                (x1 + 8, y),
+                text(13).pos(left),
+            ))
+            .map_err(err)?;
+        }
+        for (k, line) in [self.a.as_str(), "better"].into_iter().enumerate() {
+            area.draw(&Text::new(
+                line.to_string(),
+                (x0, y0 - 30 + 14 * k as i32),
+                text(12).pos(left),
+            ))
+            .map_err(err)?;
+        }
+        for (k, line) in [self.b.as_str(), "better"].into_iter().enumerate() {
+            area.draw(&Text::new(
+                line.to_string(),
+                (x0, y1 + 14 + 14 * k as i32),
+                text(12).pos(left),
+            ))
+            .map_err(err)?;
+        }
         Ok(())
     }
 }

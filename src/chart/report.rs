@@ -87,81 +87,115 @@ pub fn break_sentence(strategies: &[String], bs: &[Break]) -> String {
     format!("{who} {verb} the cache {}", parts.join("; "))
 }
 
-/// Plain-language verdict sentences computed from the group's numbers. Strategies with the same
-/// figures (or the same breaks) share one sentence.
+/// The verdict of one scenario and cache model: one line ranking the strategies by prompt
+/// (input) cost, cheapest first. Each entry gives the cost, the hit rate, what the cheapest saves
+/// over it, and the cause of the breaks it has beyond the cheapest's. Strategies with the same
+/// cost and the same breaks share one entry (`permission-mode = masked`).
 pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
-    let mut out = Vec::new();
     let reps = &group.replays;
     if reps.is_empty() {
-        return out;
+        return Vec::new();
     }
-    // The strategy with the cheapest prompt (input) cost; ties go to the first listed.
-    let best = (0..reps.len())
-        .min_by(|&a, &b| splits[a].input().total_cmp(&splits[b].input()))
-        .unwrap_or(0);
-    let a = reps[best];
-    let a_hit = a.summary().hit_rate * 100.0;
-    if reps.len() == 1 {
-        out.push(format!(
-            "{} reads {a_hit:.0}% of its prompt tokens from the cache and costs ${:.4} on this session.",
-            a.strategy,
-            splits[best].total()
+    let mut order: Vec<usize> = (0..reps.len()).collect();
+    // Stable: ties keep run order.
+    order.sort_by(|&a, &b| splits[a].input().total_cmp(&splits[b].input()));
+    let all_breaks: Vec<Vec<Break>> = reps.iter().map(|r| breaks(&r.rows)).collect();
+    let same_breaks = |a: &[Break], b: &[Break]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.request == y.request && x.because == y.because)
+    };
+    // Entries: (members, representative index).
+    let mut entries: Vec<(Vec<usize>, usize)> = Vec::new();
+    for &i in &order {
+        let cost = format!("{:.4}", splits[i].input());
+        match entries.iter_mut().find(|(_, rep)| {
+            format!("{:.4}", splits[*rep].input()) == cost
+                && same_breaks(&all_breaks[*rep], &all_breaks[i])
+        }) {
+            Some((members, _)) => members.push(i),
+            None => entries.push((vec![i], i)),
+        }
+    }
+    let best = entries[0].1;
+    let best_input = splits[best].input();
+    let best_name = &reps[best].strategy;
+    let mut parts = Vec::new();
+    for (rank, (members, rep)) in entries.iter().enumerate() {
+        let names: Vec<&str> = members.iter().map(|&i| reps[i].strategy.as_str()).collect();
+        let input = splits[*rep].input();
+        let hit = reps[*rep].summary().hit_rate * 100.0;
+        let mut notes = vec![format!("hit {hit:.0}%")];
+        if rank > 0 && input > 0.0 {
+            let saved = (input - best_input) / input * 100.0;
+            notes.push(format!("{best_name} saves {saved:.0}%"));
+        }
+        let own = &all_breaks[*rep];
+        if rank == 0 {
+            notes.push(if own.is_empty() {
+                "no breaks".to_string()
+            } else {
+                format!("breaks: {}", causes(own))
+            });
+        } else {
+            let extra: Vec<Break> = own
+                .iter()
+                .filter(|b| {
+                    !all_breaks[best]
+                        .iter()
+                        .any(|x| x.request == b.request && x.because == b.because)
+                })
+                .cloned()
+                .collect();
+            notes.push(if extra.is_empty() {
+                "no extra breaks".to_string()
+            } else {
+                format!("extra breaks: {}", causes(&extra))
+            });
+        }
+        parts.push(format!(
+            "{}. {} ${input:.4} ({})",
+            rank + 1,
+            names.join(" = "),
+            notes.join("; ")
         ));
     }
-    // Others grouped by the sentence their figures give (same rounded cost and hit rate).
-    let mut comparisons: Vec<(String, Vec<String>)> = Vec::new();
-    for (i, b) in reps.iter().enumerate() {
-        if i == best {
-            continue;
-        }
-        let (ia, ib) = (splits[best].input(), splits[i].input());
-        let saved = if ib > 0.0 {
-            (ib - ia) / ib * 100.0
-        } else {
-            0.0
-        };
-        let b_hit = b.summary().hit_rate * 100.0;
-        let tail = if saved < 0.05 {
-            format!("cost the same for input on this session (${ia:.4}; hit rate {a_hit:.0}% vs {b_hit:.0}%)")
-        } else {
-            format!("on this session (${ia:.4} vs ${ib:.4}; hit rate {a_hit:.0}% vs {b_hit:.0}%)|{saved:.0}")
-        };
-        match comparisons.iter_mut().find(|(t, _)| *t == tail) {
-            Some((_, names)) => names.push(b.strategy.clone()),
-            None => comparisons.push((tail, vec![b.strategy.clone()])),
+    vec![format!(
+        "Prompt cost, cheapest first: {}.",
+        parts.join(", ")
+    )]
+}
+
+/// "tools changed at requests 2 and 6, messages changed at request 4".
+fn causes(bs: &[Break]) -> String {
+    let mut by_cause: Vec<(String, Vec<usize>)> = Vec::new();
+    for b in bs {
+        match by_cause.iter_mut().find(|(c, _)| *c == b.short) {
+            Some((_, v)) => v.push(b.request),
+            None => by_cause.push((b.short.clone(), vec![b.request])),
         }
     }
-    for (tail, names) in comparisons {
-        match tail.split_once('|') {
-            Some((rest, saved)) => out.push(format!(
-                "{} saves {saved}% of input cost over {} {rest}.",
-                a.strategy,
-                join_words(&names)
-            )),
-            None => out.push(format!("{} and {} {tail}.", a.strategy, join_words(&names))),
-        }
-    }
-    // Where each strategy breaks the cache: the cheapest first, then the others in run order,
-    // strategies with identical breaks together.
-    let mut groups: Vec<(Vec<Break>, Vec<String>)> = Vec::new();
-    let order = std::iter::once(best).chain((0..reps.len()).filter(|&i| i != best));
-    for i in order {
-        let r = reps[i];
-        let bs = breaks(&r.rows);
-        match groups.iter_mut().find(|(b, _)| {
-            b.len() == bs.len()
-                && b.iter()
-                    .zip(&bs)
-                    .all(|(x, y)| x.request == y.request && x.because == y.because)
-        }) {
-            Some((_, names)) if i != best => names.push(r.strategy.clone()),
-            _ => groups.push((bs, vec![r.strategy.clone()])),
-        }
-    }
-    for (bs, names) in groups {
-        out.push(format!("{}.", break_sentence(&names, &bs)));
-    }
-    out
+    by_cause
+        .iter()
+        .map(|(cause, reqs)| {
+            let word = if reqs.len() == 1 {
+                "request"
+            } else {
+                "requests"
+            };
+            if reqs.len() > 6 {
+                format!(
+                    "{cause} at {} {word} ({}, ...)",
+                    reqs.len(),
+                    join_numbers(&reqs[..3]).replace(" and ", ", ")
+                )
+            } else {
+                format!("{cause} at {word} {}", join_numbers(reqs))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Writes `dir/requests.csv`, `dir/summary.csv`, `dir/charts/*`, `dir/report.html`, `dir/report.md`.
@@ -233,6 +267,114 @@ fn summary_cells(r: &Replay, s: &CostSplit) -> Vec<String> {
     ]
 }
 
+/// The summary table of a section without the cost columns that are zero in every row (a
+/// cache model without 1-hour writes, a provider that bills no writes), so the table shows
+/// only what this run paid for.
+fn summary_table(sec: &Section<'_>) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let rows: Vec<Vec<String>> = sec
+        .group
+        .replays
+        .iter()
+        .zip(&sec.splits)
+        .map(|(r, sp)| summary_cells(r, sp))
+        .collect();
+    let cost_columns = 4..9;
+    let keep: Vec<usize> = (0..SUMMARY_HEADER.len())
+        .filter(|c| {
+            !cost_columns.contains(c)
+                || rows.iter().any(|r| {
+                    r[*c].parse::<f64>().is_ok_and(|v| v != 0.0) || r[*c].parse::<f64>().is_err()
+                })
+        })
+        .collect();
+    (
+        keep.iter().map(|&c| SUMMARY_HEADER[c]).collect(),
+        rows.iter()
+            .map(|r| keep.iter().map(|&c| r[c].clone()).collect())
+            .collect(),
+    )
+}
+
+/// Anchor of a scenario's section.
+fn scenario_id(scenario: &str) -> String {
+    format!("scenario-{}", data::slug(scenario))
+}
+
+/// Anchor of one scenario x cache block.
+fn group_id(g: &Group<'_>) -> String {
+    format!("{}--{}", data::slug(g.scenario), data::slug(g.cache))
+}
+
+/// Scenarios in run order, each with the indices of its sections.
+fn by_scenario<'s>(sections: &'s [Section<'_>]) -> Vec<(&'s str, Vec<usize>)> {
+    let mut out: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, sec) in sections.iter().enumerate() {
+        match out.iter_mut().find(|(n, _)| *n == sec.group.scenario) {
+            Some((_, v)) => v.push(i),
+            None => out.push((sec.group.scenario, vec![i])),
+        }
+    }
+    out
+}
+
+/// The overview: one row per scenario x cache model, one column per strategy (prompt cost and
+/// hit rate), the cheapest named last. Cells are (text, link) pairs; the cheapest cost is
+/// marked with `*`.
+/// A table cell with an optional in-page link.
+type Cell = (String, Option<String>);
+
+fn overview(sections: &[Section<'_>]) -> (Vec<String>, Vec<Vec<Cell>>) {
+    let mut strategies: Vec<&str> = Vec::new();
+    for sec in sections {
+        for r in &sec.group.replays {
+            if !strategies.contains(&r.strategy.as_str()) {
+                strategies.push(&r.strategy);
+            }
+        }
+    }
+    let mut header = vec!["scenario".to_string(), "cache".to_string()];
+    header.extend(strategies.iter().map(|s| s.to_string()));
+    header.push("cheapest".to_string());
+    let rows = sections
+        .iter()
+        .map(|sec| {
+            let g = &sec.group;
+            let best = (0..g.replays.len())
+                .min_by(|&a, &b| sec.splits[a].input().total_cmp(&sec.splits[b].input()));
+            let best_cost = best.map(|b| format!("{:.4}", sec.splits[b].input()));
+            let mut row = vec![
+                (g.scenario.to_string(), Some(scenario_id(g.scenario))),
+                (g.cache.to_string(), Some(group_id(g))),
+            ];
+            for st in &strategies {
+                let cell = g.replays.iter().position(|r| r.strategy == *st).map(|i| {
+                    let cost = format!("{:.4}", sec.splits[i].input());
+                    let mark = if Some(&cost) == best_cost.as_ref() {
+                        "*"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "{mark}${cost} / {:.0}%",
+                        g.replays[i].summary().hit_rate * 100.0
+                    )
+                });
+                row.push((cell.unwrap_or_default(), None));
+            }
+            let cheapest: Vec<&str> = g
+                .replays
+                .iter()
+                .zip(&sec.splits)
+                .filter(|(_, sp)| Some(format!("{:.4}", sp.input())) == best_cost)
+                .map(|(r, _)| r.strategy.as_str())
+                .collect();
+            row.push((cheapest.join(" = "), None));
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
 const BREAK_HEADER: [&str; 7] = [
     "strategy",
     "request",
@@ -285,9 +427,28 @@ fn trace_text(group: &Group<'_>) -> String {
         .unwrap_or_default()
 }
 
+/// Whether every non-empty cell of column `c` is a number (with `$`, `%` or `*` marks): such
+/// columns are right-aligned, text columns left-aligned.
+fn numeric_column(rows: &[Vec<String>], c: usize) -> bool {
+    rows.iter().all(|r| {
+        let cell = r.get(c).map(String::as_str).unwrap_or("");
+        // `$0.1373 / 82%`, `*$0.0749 / 82%`, `82.4%`, `1028`: digits and number punctuation only.
+        cell.chars().all(|ch| {
+            ch.is_ascii_digit() || matches!(ch, '.' | '$' | '%' | '*' | ',' | ' ' | '/' | '-' | '+')
+        })
+    })
+}
+
 fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s = format!("| {} |\n", header.join(" | "));
-    s.push_str(&format!("|{}\n", "---|".repeat(header.len())));
+    let mut s = format!("| {} |\n|", header.join(" | "));
+    for c in 0..header.len() {
+        s.push_str(if numeric_column(rows, c) {
+            "---:|"
+        } else {
+            ":---|"
+        });
+    }
+    s.push('\n');
     for r in rows {
         let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
         s.push_str(&format!("| {} |\n", cells.join(" | ")));
@@ -296,15 +457,42 @@ fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 fn html_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let linked: Vec<Vec<Cell>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| (c.clone(), None)).collect())
+        .collect();
+    html_table_linked(header, &linked)
+}
+
+/// An HTML table whose cells may link to an anchor; text columns are left-aligned.
+fn html_table_linked(header: &[&str], rows: &[Vec<Cell>]) -> String {
+    let plain: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|(t, _)| t.clone()).collect())
+        .collect();
+    let align: Vec<&str> = (0..header.len())
+        .map(|c| if numeric_column(&plain, c) { "n" } else { "t" })
+        .collect();
     let mut s = String::from("<table>\n<tr>");
-    for h in header {
-        let _ = write!(s, "<th>{}</th>", esc(h));
+    for (h, a) in header.iter().zip(&align) {
+        let _ = write!(s, "<th class=\"{a}\">{}</th>", esc(h));
     }
     s.push_str("</tr>\n");
     for r in rows {
         s.push_str("<tr>");
-        for c in r {
-            let _ = write!(s, "<td>{}</td>", esc(c));
+        for ((c, link), a) in r.iter().zip(&align) {
+            let text = match c.strip_prefix('*') {
+                Some(best) => format!("<b>{}</b>", esc(best)),
+                None => esc(c),
+            };
+            match link {
+                Some(id) => {
+                    let _ = write!(s, "<td class=\"{a}\"><a href=\"#{id}\">{text}</a></td>");
+                }
+                None => {
+                    let _ = write!(s, "<td class=\"{a}\">{text}</td>");
+                }
+            }
         }
         s.push_str("</tr>\n");
     }
@@ -319,54 +507,102 @@ fn strategy_list(strategies: &[Box<dyn Strategy>]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// report.md: verdict, summary, charts (PNG links), breaks, trace, Mermaid machine.
+/// report.md: the overview table and contents first, then per scenario a collapsible block per
+/// cache model (verdict, summary, charts, breaks, trace, Mermaid machine).
 pub fn markdown(
     sections: &[Section<'_>],
     charts: &[Vec<Rendered>],
     strategies: &[Box<dyn Strategy>],
 ) -> String {
     let mut s = String::from("# plancache design review\n\n");
+    s.push_str("<a id=\"overview\"></a>\n\n## Overview\n\nPrompt (input) cost in USD / hit rate per scenario, cache model and strategy; the cheapest in bold.\n\n");
+    let (header, rows) = overview(sections);
+    let md_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|(t, link)| match (t.strip_prefix('*'), link) {
+                    (_, Some(id)) => format!("[{t}](#{id})"),
+                    (Some(best), None) => format!("**{best}**"),
+                    (None, None) => t.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    s.push_str(&md_table(&header_refs, &md_rows));
+    s.push_str("\n## Contents\n\n- [Strategies](#strategies)\n");
+    for (scenario, idx) in by_scenario(sections) {
+        let caches: Vec<String> = idx
+            .iter()
+            .map(|&i| {
+                format!(
+                    "[{}](#{})",
+                    sections[i].group.cache,
+                    group_id(&sections[i].group)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "- [{scenario}](#{}): {}",
+            scenario_id(scenario),
+            caches.join(", ")
+        );
+    }
+    s.push_str("\n<a id=\"strategies\"></a>\n\n## Strategies\n\n");
     for (name, summary) in strategy_list(strategies) {
         let _ = writeln!(s, "- **{name}**: {summary}");
     }
     s.push('\n');
-    for (sec, ch) in sections.iter().zip(charts) {
-        let g = &sec.group;
-        let _ = writeln!(s, "## {} ({} cache)\n", g.scenario, g.cache);
-        let _ = writeln!(s, "**Verdict.** {}\n", sec.verdict.join(" "));
-        let rows: Vec<Vec<String>> = g
-            .replays
-            .iter()
-            .zip(&sec.splits)
-            .map(|(r, sp)| summary_cells(r, sp))
-            .collect();
-        s.push_str(&md_table(&SUMMARY_HEADER, &rows));
-        s.push('\n');
-        for c in ch {
-            let _ = writeln!(s, "![{}](charts/{}.png)\n", c.title, c.stem);
-        }
-        s.push_str("### Cache breaks\n\n");
-        let br = break_rows(g);
-        if br.is_empty() {
-            s.push_str("No strategy lost its cached prefix after the first request.\n\n");
-        } else {
-            s.push_str(&md_table(&BREAK_HEADER, &br));
+    for (scenario, idx) in by_scenario(sections) {
+        let _ = writeln!(
+            s,
+            "<a id=\"{}\"></a>\n\n## {scenario}\n",
+            scenario_id(scenario)
+        );
+        for (n, &i) in idx.iter().enumerate() {
+            let (sec, ch) = (&sections[i], &charts[i]);
+            let g = &sec.group;
+            let _ = writeln!(
+                s,
+                "<a id=\"{}\"></a>\n<details{}>\n<summary><b>{} cache</b>: {}</summary>\n",
+                group_id(g),
+                if n == 0 { " open" } else { "" },
+                g.cache,
+                esc(&sec.verdict.join(" "))
+            );
+            let (header, rows) = summary_table(sec);
+            s.push_str(&md_table(&header, &rows));
             s.push('\n');
+            for c in ch {
+                let _ = writeln!(s, "![{}](charts/{}.png)\n", c.title, c.stem);
+            }
+            s.push_str("**Cache breaks**\n\n");
+            let br = break_rows(g);
+            if br.is_empty() {
+                s.push_str("No strategy lost its cached prefix after the first request.\n\n");
+            } else {
+                s.push_str(&md_table(&BREAK_HEADER, &br));
+                s.push('\n');
+            }
+            s.push_str("**Decision trace** (identical under every strategy)\n\n```text\n");
+            s.push_str(&trace_text(g));
+            s.push_str("\n```\n\n**State machine** (transitions taken in red, with counts)\n\n");
+            if let Some(r) = g.replays.first() {
+                s.push_str(&machine::mermaid(&r.trace));
+            }
+            s.push_str("\n</details>\n\n");
         }
-        s.push_str("### Decision trace (identical under every strategy)\n\n```text\n");
-        s.push_str(&trace_text(g));
-        s.push_str("\n```\n\n### State machine (transitions taken in red, with counts)\n\n");
-        if let Some(r) = g.replays.first() {
-            s.push_str(&machine::mermaid(&r.trace));
-        }
-        s.push('\n');
     }
     s
 }
 
 const CSS: &str = "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:2em auto;max-width:1150px;color:#222}\
-table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}\
-th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}.verdict{background:#f4f8fc;border-left:4px solid #1f77b4;padding:.6em 1em}\
+table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px}\
+th{background:#f0f0f0}.n{text-align:right}.t{text-align:left}.verdict{background:#f4f8fc;border-left:4px solid #1f77b4;padding:.6em 1em}\
+details{border:1px solid #ddd;border-radius:4px;margin:.8em 0;padding:.4em .8em}summary{cursor:pointer;padding:.3em 0}\
+summary h3{display:inline;margin:0}nav ol{line-height:1.6}\
 pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:13px}figure{margin:1em 0}svg{max-width:100%;height:auto}";
 
 /// The SVG element of a plotters document (drops an XML prolog if any).
@@ -377,54 +613,84 @@ fn inline_svg(svg: &str) -> &str {
     }
 }
 
-/// report.html: self-contained; charts and the machine are inline SVG.
+/// report.html: self-contained (charts and the machine are inline SVG). It opens at the
+/// overview table and the contents; each scenario has one collapsible block per cache model.
 pub fn html(
     sections: &[Section<'_>],
     charts: &[Vec<Rendered>],
     strategies: &[Box<dyn Strategy>],
 ) -> String {
     let mut s = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>plancache design review</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>plancache design review</h1>\n<ul>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>plancache design review</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>plancache design review</h1>\n"
     );
+    let scenarios = by_scenario(sections);
+    s.push_str("<h2 id=\"overview\">Overview</h2>\n<p>Prompt (input) cost in USD / hit rate per scenario, cache model and strategy; the cheapest in bold. Names link to their section.</p>\n");
+    let (header, rows) = overview(sections);
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    s.push_str(&html_table_linked(&header_refs, &rows));
+    s.push_str("<nav id=\"contents\">\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#overview\">Overview</a></li>\n<li><a href=\"#strategies\">Strategies</a></li>\n");
+    for (scenario, idx) in &scenarios {
+        let caches: Vec<String> = idx
+            .iter()
+            .map(|&i| {
+                let g = &sections[i].group;
+                format!("<a href=\"#{}\">{}</a>", group_id(g), esc(g.cache))
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "<li><a href=\"#{}\">{}</a>: {}</li>",
+            scenario_id(scenario),
+            esc(scenario),
+            caches.join(", ")
+        );
+    }
+    s.push_str("</ol>\n</nav>\n<h2 id=\"strategies\">Strategies</h2>\n<ul>\n");
     for (name, summary) in strategy_list(strategies) {
         let _ = writeln!(s, "<li><b>{}</b>: {}</li>", esc(&name), esc(&summary));
     }
     s.push_str("</ul>\n");
-    for (k, (sec, ch)) in sections.iter().zip(charts).enumerate() {
-        let g = &sec.group;
+    for (scenario, idx) in &scenarios {
         let _ = writeln!(
             s,
-            "<h2>{} ({} cache)</h2>\n<p class=\"verdict\"><b>Verdict.</b> {}</p>",
-            esc(g.scenario),
-            esc(g.cache),
-            esc(&sec.verdict.join(" "))
+            "<section id=\"{}\">\n<h2>{}</h2>",
+            scenario_id(scenario),
+            esc(scenario)
         );
-        let rows: Vec<Vec<String>> = g
-            .replays
-            .iter()
-            .zip(&sec.splits)
-            .map(|(r, sp)| summary_cells(r, sp))
-            .collect();
-        s.push_str(&html_table(&SUMMARY_HEADER, &rows));
-        for c in ch {
-            let _ = writeln!(s, "<figure>{}</figure>", inline_svg(&c.svg).trim_end());
+        for (n, &i) in idx.iter().enumerate() {
+            let (sec, ch) = (&sections[i], &charts[i]);
+            let g = &sec.group;
+            let _ = writeln!(
+                s,
+                "<details id=\"{}\"{}>\n<summary><h3>{} cache</h3></summary>\n<p class=\"verdict\"><b>Verdict.</b> {}</p>",
+                group_id(g),
+                if n == 0 { " open" } else { "" },
+                esc(g.cache),
+                esc(&sec.verdict.join(" "))
+            );
+            let (header, rows) = summary_table(sec);
+            s.push_str(&html_table(&header, &rows));
+            for c in ch {
+                let _ = writeln!(s, "<figure>{}</figure>", inline_svg(&c.svg).trim_end());
+            }
+            s.push_str("<h4>Cache breaks</h4>\n");
+            let br = break_rows(g);
+            if br.is_empty() {
+                s.push_str("<p>No strategy lost its cached prefix after the first request.</p>\n");
+            } else {
+                s.push_str(&html_table(&BREAK_HEADER, &br));
+            }
+            s.push_str("<h4>State machine (transitions taken in red, with counts)</h4>\n");
+            if let Some(r) = g.replays.first() {
+                s.push_str(&machine::svg_with_ids(&r.trace, &format!("m{}", i + 1)));
+            }
+            let _ = writeln!(
+                s,
+                "<h4>Decision trace (identical under every strategy)</h4>\n<pre>{}</pre>\n</details>",
+                esc(&trace_text(g))
+            );
         }
-        s.push_str("<h3>Cache breaks</h3>\n");
-        let br = break_rows(g);
-        if br.is_empty() {
-            s.push_str("<p>No strategy lost its cached prefix after the first request.</p>\n");
-        } else {
-            s.push_str(&html_table(&BREAK_HEADER, &br));
-        }
-        s.push_str("<h3>State machine (transitions taken in red, with counts)</h3>\n");
-        if let Some(r) = g.replays.first() {
-            s.push_str(&machine::svg_with_ids(&r.trace, &format!("m{}", k + 1)));
-        }
-        let _ = writeln!(
-            s,
-            "<h3>Decision trace (identical under every strategy)</h3>\n<pre>{}</pre>",
-            esc(&trace_text(g))
-        );
+        s.push_str("</section>\n");
     }
     s.push_str("</body>\n</html>\n");
     s

@@ -46,7 +46,21 @@ pub fn text(size: u32) -> TextStyle<'static> {
 /// Pixel width of the legend column right of a chart.
 pub const LEGEND: u32 = 210;
 
-/// A legend drawn in its own column, so it never hides data: one swatch and name per entry.
+/// Pixel height of one legend line, and the gap between entries.
+const LEGEND_LINE: i32 = 20;
+const LEGEND_GAP: i32 = 8;
+
+/// The y (px) just below the last legend entry.
+pub fn legend_height(entries: &[(String, RGBColor, bool)]) -> i32 {
+    40 + entries
+        .iter()
+        .map(|(n, _, _)| n.lines().count().max(1) as i32 * LEGEND_LINE + LEGEND_GAP)
+        .sum::<i32>()
+        - LEGEND_LINE / 2
+}
+
+/// A legend drawn in its own column, so it never hides data: one swatch and name per entry. A
+/// name with line breaks takes several lines (coinciding series list every member).
 pub fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(String, RGBColor, bool)],
@@ -54,8 +68,8 @@ pub fn legend<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    for (i, (name, color, filled_box)) in entries.iter().enumerate() {
-        let y = 40 + 26 * i as i32;
+    let mut y = 40;
+    for (name, color, filled_box) in entries {
         if *filled_box {
             area.draw(&Rectangle::new([(8, y - 7), (30, y + 7)], color.filled()))
                 .map_err(err)?;
@@ -66,15 +80,19 @@ where
             ))
             .map_err(err)?;
         }
-        area.draw(&Text::new(
-            name.clone(),
-            (40, y),
-            text(16).pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Left,
-                plotters::style::text_anchor::VPos::Center,
-            )),
-        ))
-        .map_err(err)?;
+        for line in name.lines() {
+            area.draw(&Text::new(
+                line.to_string(),
+                (40, y),
+                text(16).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+            ))
+            .map_err(err)?;
+            y += LEGEND_LINE;
+        }
+        y += LEGEND_GAP;
     }
     Ok(())
 }

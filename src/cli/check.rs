@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{load_sessions, scenario_paths};
+use super::common::{check_models, context_overruns, load_sessions, noop_notes, scenario_paths};
 use super::CliError;
 use crate::engine::{self, ReplayEnv};
 use crate::plan_mode::{assess_plan, GrantSet, PlanInput, PlanPolicy};
@@ -31,7 +31,8 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
     let paths = scenario_paths(&args.scenarios)?;
     let sessions = load_sessions(&paths)?;
     let strategies = strategy::all();
-    let env = ReplayEnv::default();
+    let mut env = ReplayEnv::default();
+    check_models(&sessions, &mut env.prices)?;
     let mut failures = Vec::new();
     for session in &sessions {
         let one = std::slice::from_ref(session);
@@ -64,6 +65,12 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
                     }
                     for line in advice(&session.scenario) {
                         println!("  {line}");
+                    }
+                    for line in noop_notes(&session.scenario, None, None) {
+                        println!("  note: {}", line.replace('\n', "\n  "));
+                    }
+                    for line in context_overruns(&report, &env.prices) {
+                        println!("  warning: {line}");
                     }
                     if let Some(w) = crate::cache::anthropic::mixed_ttl_warning(
                         &session.scenario,

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::CliError;
-use crate::cache::{CacheConfig, PriceTable};
+use crate::cache::pricing::did_you_mean;
+use crate::cache::{CacheConfig, ModelPrice, PriceTable};
 use crate::prompt::Tokenizer;
 use crate::scenario::Session;
 
@@ -15,7 +16,7 @@ pub fn scenario_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
         let dir = Path::new("scenarios");
         if !dir.is_dir() {
             return Err(CliError::input(
-                "no scenario given and ./scenarios does not exist\n  hint: name scenario files, e.g. `plancache run scenarios/exercise-3.toml`",
+                "no scenario given and ./scenarios does not exist\n  hint: name scenario files (`plancache run my-session.toml`); `plancache generate --out session.toml` writes one, `plancache import claude-code TRANSCRIPT` turns a real session into one",
             ));
         }
         vec![dir.to_path_buf()]
@@ -51,11 +52,12 @@ pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
     let mut tokenizers: Vec<Arc<Tokenizer>> = Vec::new();
     let mut sessions = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::input(format!(
+        let text = crate::scenario::messages::read_text(path).map_err(|e| match e {
+            crate::scenario::messages::ReadError::Io(e) => CliError::input(format!(
                 "{}: cannot read scenario: {e}\n  hint: check the path; with no argument plancache reads scenarios/*.toml",
                 path.display()
-            ))
+            )),
+            utf8 => CliError::input(format!("{}: {utf8}", path.display())),
         })?;
         let scenario =
             crate::scenario::load_str(&text, path).map_err(|e| CliError::input(e.to_string()))?;
@@ -79,11 +81,194 @@ pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
 
 /// The bundled price table, plus a user file when given.
 pub fn price_table(file: Option<&Path>) -> Result<PriceTable, CliError> {
+    prices(file, None)
+}
+
+/// The bundled price table, plus a user file, plus `--price` for models the table lacks.
+pub fn prices(file: Option<&Path>, price: Option<&ModelPrice>) -> Result<PriceTable, CliError> {
     let mut table = PriceTable::bundled();
     if let Some(f) = file {
         table.merge_file(f).map_err(CliError::input)?;
     }
+    if let Some(p) = price {
+        table.set_fallback(p.clone());
+    }
     Ok(table)
+}
+
+/// Every model id a scenario names (session model, plan model, turn and subagent models).
+pub fn scenario_models(session: &Session) -> Vec<String> {
+    let sc = &session.scenario;
+    let mut out = vec![sc.model.clone()];
+    out.extend(sc.plan_model.clone());
+    fn walk(steps: &[crate::scenario::Step], out: &mut Vec<String>) {
+        for step in steps {
+            match step {
+                crate::scenario::Step::Assistant(turn) => out.extend(turn.model.clone()),
+                crate::scenario::Step::Agents(agents) => {
+                    for a in agents {
+                        out.extend(a.model.clone());
+                        walk(&a.steps, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&sc.steps, &mut out);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Checks that the price table knows every model the sessions use (with a "did you mean"
+/// and the `--price` escape hatch), and pins aliases and dated ids so every cache model finds
+/// their minimums.
+pub fn check_models(sessions: &[Session], prices: &mut PriceTable) -> Result<(), CliError> {
+    for session in sessions {
+        let models = scenario_models(session);
+        for m in &models {
+            if prices.get(m).is_none() {
+                return Err(CliError::input(format!(
+                    "{}: {}\n  hint: fix the id, add the model with --pricing FILE (docs/pricing.md), or price it with --price input=USD,output=USD",
+                    session.path.display(),
+                    prices.unknown_model(m)
+                )));
+            }
+        }
+        prices.pin(models.iter().map(String::as_str));
+    }
+    Ok(())
+}
+
+/// Parses a strategy list, adding the closest known name to an unknown one.
+pub fn strategies(spec: &str) -> Result<Vec<Box<dyn crate::strategy::Strategy>>, CliError> {
+    crate::strategy::parse_list(spec).map_err(|e| {
+        let names = crate::strategy::names();
+        let unknown = spec
+            .split(',')
+            .map(str::trim)
+            .find(|n| !n.is_empty() && *n != "all" && !names.contains(n));
+        match unknown {
+            Some(n) => CliError::input(format!("{e}{}", did_you_mean(n, names.iter().copied()))),
+            None => CliError::input(e),
+        }
+    })
+}
+
+/// One warning per scenario, model and cache-free request sequence whose requests exceed the
+/// model's context window (the provider would refuse them).
+pub fn context_overruns(report: &crate::engine::RunReport, prices: &PriceTable) -> Vec<String> {
+    use std::collections::BTreeMap;
+    // (scenario, model) -> (window, first request, its tokens, count, strategies)
+    let mut seen: BTreeMap<(String, String), (u64, usize, u64, usize)> = BTreeMap::new();
+    for r in report.rows() {
+        let Some(window) = prices.get(&r.model).and_then(|p| p.context_window) else {
+            continue;
+        };
+        let tokens = r.prompt_tokens.saturating_add(r.output_tokens);
+        if tokens <= window {
+            continue;
+        }
+        let e = seen
+            .entry((r.scenario.clone(), r.model.clone()))
+            .or_insert((window, r.request, tokens, 0));
+        e.3 += 1;
+        if tokens > e.2 {
+            e.1 = r.request;
+            e.2 = tokens;
+        }
+    }
+    seen.into_iter()
+        .map(|((scenario, model), (window, request, tokens, count))| {
+            format!(
+                "{scenario}: {count} request(s) exceed the {} context window of {model} (largest: request {request}, {} prompt + output tokens); the provider would refuse them",
+                group_digits(window),
+                group_digits(tokens)
+            )
+        })
+        .collect()
+}
+
+/// `1280000` as `1,280,000`.
+pub fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Where a file output goes: standard output for `-`, else a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sink {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Sink {
+    /// Checks a file destination before any work: `-` is standard output; an existing
+    /// directory or a parent that is a file is refused.
+    pub fn parse(flag: &str, path: &Path) -> Result<Sink, CliError> {
+        if path.as_os_str() == "-" {
+            return Ok(Sink::Stdout);
+        }
+        if path.is_dir() {
+            return Err(CliError::input(format!(
+                "{flag} {}: is a directory; give a file name, or `-` for standard output",
+                path.display()
+            )));
+        }
+        check_parent(flag, path)?;
+        Ok(Sink::File(path.to_path_buf()))
+    }
+
+    /// Writes the bytes (atomically for a file).
+    pub fn write(&self, bytes: &[u8]) -> Result<(), CliError> {
+        match self {
+            Sink::Stdout => super::output::stdout_bytes(bytes),
+            Sink::File(p) => crate::export::write_atomic(p, bytes).map_err(CliError::input),
+        }
+    }
+}
+
+fn check_parent(flag: &str, path: &Path) -> Result<(), CliError> {
+    let mut parent = path.parent();
+    while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
+        if p.exists() {
+            if !p.is_dir() {
+                return Err(CliError::input(format!(
+                    "{flag} {}: {} is a file, not a directory",
+                    path.display(),
+                    p.display()
+                )));
+            }
+            break;
+        }
+        parent = p.parent();
+    }
+    Ok(())
+}
+
+/// Checks an output directory before any work: `-` and existing files are refused with the
+/// flag that does what was probably meant.
+pub fn check_out_dir(path: &Path, stdout_hint: &str) -> Result<(), CliError> {
+    if path.as_os_str() == "-" {
+        return Err(CliError::input(format!(
+            "--out takes a directory, not `-`\n  hint: {stdout_hint}"
+        )));
+    }
+    if path.exists() && !path.is_dir() {
+        return Err(CliError::input(format!(
+            "--out {}: exists and is not a directory\n  hint: --out names a directory for the output files; {stdout_hint}",
+            path.display()
+        )));
+    }
+    check_parent("--out", path)
 }
 
 /// Splits a comma-separated list of cache model names and checks each.
@@ -95,6 +280,7 @@ pub fn cache_list(spec: &str) -> Result<Vec<String>, CliError> {
         .map(String::from)
         .collect();
     let known = crate::cache::CACHE_NAMES;
+    let dym = |n: &str| did_you_mean(n, known.iter().copied());
     let names = if names.iter().any(|n| n == "all") {
         known.iter().map(|s| s.to_string()).collect()
     } else {
@@ -108,8 +294,9 @@ pub fn cache_list(spec: &str) -> Result<Vec<String>, CliError> {
     for n in &names {
         if !known.contains(&n.as_str()) {
             return Err(CliError::input(format!(
-                "unknown cache model `{n}`; known models: {}, or `all`",
-                known.join(", ")
+                "unknown cache model `{n}`; known models: {}, or `all`{}",
+                known.join(", "),
+                dym(n)
             )));
         }
     }
@@ -144,9 +331,22 @@ pub fn replay_scenarios(
     caches: &[String],
     env: &crate::engine::ReplayEnv,
 ) -> Result<crate::engine::RunReport, CliError> {
+    load_and_replay(scenarios, strategies, caches, env).map(|(_, report)| report)
+}
+
+/// As [`replay_scenarios`], also returning the loaded sessions.
+pub fn load_and_replay(
+    scenarios: &[PathBuf],
+    strategies: &[Box<dyn crate::strategy::Strategy>],
+    caches: &[String],
+    env: &crate::engine::ReplayEnv,
+) -> Result<(Vec<Session>, crate::engine::RunReport), CliError> {
     let sessions = load_sessions(&scenario_paths(scenarios)?)?;
-    crate::engine::run(&sessions, strategies, caches, env)
-        .map_err(|e| CliError::input(e.to_string()))
+    let mut env = env.clone();
+    check_models(&sessions, &mut env.prices)?;
+    let report = crate::engine::run(&sessions, strategies, caches, &env)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    Ok((sessions, report))
 }
 
 /// Fails (exit 1) when strategies made different decisions on the same scenario.
@@ -158,5 +358,78 @@ pub fn check_equivalence(report: &crate::engine::RunReport) -> Result<(), CliErr
             "strategies made different decisions on the same scenario:\n{}",
             report.violations.join("\n")
         )))
+    }
+}
+
+/// Whether any block of the scenario carries a `cache_control` mark.
+pub fn has_cache_marks(scenario: &crate::scenario::Scenario) -> bool {
+    fn walk(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .any(|(k, v)| (k == "cache_control" && !v.is_null()) || walk(v)),
+            serde_json::Value::Array(items) => items.iter().any(walk),
+            _ => false,
+        }
+    }
+    serde_json::to_value(scenario).is_ok_and(|v| walk(&v))
+}
+
+/// Comparisons that cannot show anything for this scenario: a cache model that only honours
+/// explicit marks when there are none, and `model-switch` without a plan model (it then sends
+/// exactly what `permission-mode` sends). `strategies` and `caches` limit the notes to what
+/// the command runs (None: every one).
+pub fn noop_notes(
+    scenario: &crate::scenario::Scenario,
+    strategies: Option<&[&str]>,
+    caches: Option<&[String]>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let runs_cache = |c: &str| caches.is_none_or(|cs| cs.iter().any(|x| x == c));
+    let runs_strategy = |s: &str| strategies.is_none_or(|ss| ss.contains(&s));
+    if runs_cache("anthropic-explicit") && !has_cache_marks(scenario) {
+        out.push(format!(
+            "{}: no block has a `cache_control` mark, so the anthropic-explicit cache model caches nothing (0% hit rate under every strategy)\n  hint: mark blocks with cache_control = \"5m\" (docs/scenario-format.md), or compare with --cache anthropic (automatic breakpoints)",
+            scenario.name
+        ));
+    }
+    if runs_strategy("model-switch")
+        && scenario
+            .plan_model
+            .as_ref()
+            .is_none_or(|p| *p == scenario.model)
+    {
+        out.push(format!(
+            "{}: no `plan_model`, so model-switch sends exactly what permission-mode sends\n  hint: set plan_model (e.g. plan_model = \"claude-opus-4-6\") to compare a model switch in plan mode",
+            scenario.name
+        ));
+    }
+    out
+}
+
+/// Refuses a generated scenario whose requests exceed its model's context window under any
+/// strategy (replayed on the `ideal` cache: prompt sizes do not depend on the cache model).
+pub fn refuse_over_context(text: &str, label: &str) -> Result<(), CliError> {
+    let path = Path::new("<generated>");
+    let scenario = crate::scenario::load_str(text, path)
+        .map_err(|e| CliError::failed(format!("{label} does not load: {e}")))?;
+    let tok = Arc::new(Tokenizer::new(scenario.tokenizer));
+    let session = Session::new(scenario, path, text, tok)
+        .map_err(|e| CliError::failed(format!("{label} does not load: {e}")))?;
+    let mut env = crate::engine::ReplayEnv::default();
+    let sessions = [session];
+    check_models(&sessions, &mut env.prices)?;
+    let report = crate::engine::run(
+        &sessions,
+        &crate::strategy::all(),
+        &["ideal".to_string()],
+        &env,
+    )
+    .map_err(|e| CliError::failed(format!("{label}: {e}")))?;
+    match crate::cache::pricing::first_overrun(report.rows(), &env.prices) {
+        Some(why) => Err(CliError::input(format!(
+            "{label}: {why}\n  hint: lower the sizes (e.g. --exploration-rounds, --result-tokens), or pass --allow-over-context to write it anyway"
+        ))),
+        None => Ok(()),
     }
 }

@@ -4,11 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, replay_env, replay_scenarios};
-use super::CliError;
+use super::common::{cache_config, cache_list, prices, replay_scenarios, strategies, Sink};
+use super::{output, CliError};
+use crate::cache::ModelPrice;
 use crate::compare::{self, Dataset, Limit, Rule, Thresholds};
-use crate::export::write_atomic;
-use crate::strategy;
 
 /// Compare a run with a baseline; exit 1 on a regression or a broken rule (for CI).
 #[derive(Debug, Args)]
@@ -18,8 +17,9 @@ use crate::strategy;
   plancache compare --baseline baseline/run.json --current pr/summary.csv --max-cost-increase 5%
   plancache compare --baseline baseline --rule 'permission-mode<=toolset-swap:cost' >> \"$GITHUB_STEP_SUMMARY\"
 
-Limits are in the metric's unit (hit rate as a fraction: 0.02 = 2 points; cost in USD; TTFT in ms)
-or a percent of the baseline value (5%). Default: 0, any worsening fails.
+Hit-rate limits are points: `2%` or `0.02` (a bare number above 1 is an error). Cost and TTFT
+limits are in the metric's unit (USD, ms) or a percent of the baseline value (5%).
+Default: 0, any worsening fails.
 Rules: A<=B:METRIC (A no worse than B), A<B:METRIC (A strictly better), optional +LIMIT tolerance;
 METRIC is cost, hit-rate, ttft or recomputed; checked in the current run for every scenario and
 cache model that has both strategies.
@@ -33,8 +33,9 @@ pub struct CompareArgs {
     /// Current figures from a file instead of running scenarios.
     #[arg(long, conflicts_with = "scenarios")]
     pub current: Option<PathBuf>,
-    /// Largest allowed hit-rate drop per scenario x strategy x cache.
-    #[arg(long, default_value = "0", value_parser = Limit::parse)]
+    /// Largest allowed hit-rate drop per scenario x strategy x cache, in points: `5%` or
+    /// `0.05` (a bare number above 1 is refused).
+    #[arg(long, default_value = "0", value_parser = Limit::parse_rate)]
     pub max_hit_rate_drop: Limit,
     /// Largest allowed cost increase.
     #[arg(long, default_value = "0", value_parser = Limit::parse)]
@@ -51,18 +52,29 @@ pub struct CompareArgs {
     /// Cache models to run (default: those in the baseline).
     #[arg(long)]
     pub cache: Option<String>,
-    /// A pricing file that adds or replaces models of the bundled table.
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
     #[arg(long)]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = ModelPrice::from_spec)]
+    pub price: Option<ModelPrice>,
     /// Cache model parameters (see `plancache run --help`).
     #[arg(long)]
     pub cache_config: Option<PathBuf>,
     /// Also write the Markdown summary to this file.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
 
 pub fn compare(args: CompareArgs) -> Result<(), CliError> {
+    // The summary is printed anyway: `--out -` adds nothing.
+    let out = match &args.out {
+        Some(p) => match Sink::parse("--out", p)? {
+            Sink::Stdout => None,
+            file => Some(file),
+        },
+        None => None,
+    };
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(
@@ -73,7 +85,7 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
     let current = match &args.current {
         Some(path) => Dataset::load(path).map_err(CliError::input)?,
         None => {
-            let strategies = strategy::parse_list(&args.strategy).map_err(CliError::input)?;
+            let strategies = strategies(&args.strategy)?;
             let caches = match &args.cache {
                 Some(spec) => cache_list(spec)?,
                 None => cache_list(&compare::caches(&baseline).join(",")).map_err(|e| {
@@ -83,7 +95,11 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
                     ))
                 })?,
             };
-            let env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
+            let env = crate::engine::ReplayEnv {
+                prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
+                caches: cache_config(args.cache_config.as_deref())?,
+                ..crate::engine::ReplayEnv::default()
+            };
             let run = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
             Dataset::from_run(&run, "this run")
         }
@@ -95,9 +111,9 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
     };
     let outcome = compare::compare(&baseline, &current, &thresholds, &args.rules);
     let md = compare::markdown(&outcome, &baseline, &current, &thresholds);
-    print!("{md}");
-    if let Some(path) = &args.out {
-        write_atomic(path, md.as_bytes()).map_err(CliError::input)?;
+    output::stdout_bytes(md.as_bytes())?;
+    if let Some(sink) = &out {
+        sink.write(md.as_bytes())?;
     }
     if outcome.passed() {
         Ok(())

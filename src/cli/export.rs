@@ -4,11 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::common::{load_sessions, price_table};
+use super::common::{check_models, load_sessions, price_table, strategies, Sink};
 use super::CliError;
 use crate::engine::ReplayEnv;
-use crate::export::write_atomic;
-use crate::{cache, mooncake, strategy};
+use crate::{cache, mooncake};
 
 /// Export a scenario's requests in a format real engines' benchmarks replay.
 #[derive(Debug, Args)]
@@ -36,8 +35,8 @@ pub struct MooncakeArgs {
     /// Tokens per hashed block.
     #[arg(long, default_value_t = 512)]
     pub block_size: usize,
-    /// Output file (default: standard output).
-    #[arg(long)]
+    /// Output file (default, or `-`: standard output).
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// A pricing file that adds or replaces models of the bundled table.
     #[arg(long)]
@@ -56,17 +55,22 @@ fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
             "--block-size must be at least 1; e.g. --block-size 512",
         ));
     }
-    let strategies = strategy::parse_list(&a.strategy).map_err(CliError::input)?;
+    let out = match &a.out {
+        Some(p) => Sink::parse("--out", p)?,
+        None => Sink::Stdout,
+    };
+    let strategies = strategies(&a.strategy)?;
     let [strategy] = strategies.as_slice() else {
         return Err(CliError::input(
             "export one strategy at a time; e.g. --strategy permission-mode",
         ));
     };
-    let env = ReplayEnv {
+    let mut env = ReplayEnv {
         prices: price_table(a.pricing.as_deref())?,
         ..ReplayEnv::default()
     };
     let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;
+    check_models(&sessions, &mut env.prices)?;
     // The cache model only prices the replay; the trace depends on the prompts alone.
     let mut c = cache::build("ideal", &env.prices).map_err(CliError::input)?;
     let lines = mooncake::trace(
@@ -78,12 +82,9 @@ fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
     )
     .map_err(|e| CliError::input(e.to_string()))?;
     let bytes = mooncake::to_jsonl(&lines).map_err(CliError::input)?;
-    match &a.out {
-        Some(p) => {
-            write_atomic(p, &bytes).map_err(CliError::input)?;
-            eprintln!("wrote {} ({} requests)", p.display(), lines.len());
-        }
-        None => print!("{}", String::from_utf8_lossy(&bytes)),
+    out.write(&bytes)?;
+    if let Sink::File(p) = &out {
+        eprintln!("wrote {} ({} requests)", p.display(), lines.len());
     }
     Ok(())
 }

@@ -62,6 +62,9 @@ pub struct GenerateArgs {
     /// Print the effective parameters as TOML and exit.
     #[arg(long)]
     pub print_params: bool,
+    /// Keep scenarios whose requests exceed the model's context window (refused by default).
+    #[arg(long)]
+    pub allow_over_context: bool,
 }
 
 fn parse_range(s: &str) -> Result<(u32, u32), String> {
@@ -147,6 +150,25 @@ pub fn render(p: &GeneratorParams) -> Result<String, CliError> {
 
 pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     let p = params(&args)?;
+    if let Some(out) = args.out.as_deref().filter(|_| args.count > 1) {
+        if !out.is_dir() && out.extension().is_some_and(|e| e == "toml") {
+            return Err(CliError::input(format!(
+                "--out {}: --count above 1 writes one file per seed into a directory, and this looks like a file name\n  hint: e.g. --out generated/",
+                out.display()
+            )));
+        }
+        super::common::check_out_dir(out, "--count above 1 writes one file per seed")?;
+    }
+    let render = |p: &GeneratorParams| -> Result<String, CliError> {
+        let text = render(p)?;
+        if !args.allow_over_context {
+            super::common::refuse_over_context(
+                &text,
+                &format!("generated scenario (seed {})", p.seed),
+            )?;
+        }
+        Ok(text)
+    };
     if args.print_params {
         print!(
             "{}",

@@ -4,10 +4,12 @@ mod account;
 mod check;
 mod common;
 mod compare;
+mod completions;
 mod export;
 mod generate;
 mod import;
 mod merge;
+pub mod output;
 mod report;
 mod run;
 mod schema;
@@ -30,6 +32,15 @@ pub use schema::{generator_schema, scenario_schema};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour: auto (on terminals, unless NO_COLOR is set), always or never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: output::ColorWhen,
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,6 +57,8 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     Schema(schema::SchemaArgs),
     Account(account::AccountArgs),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
 /// A failure with its exit code: 1 a check or gate failed, 2 bad input or usage.
@@ -78,6 +91,7 @@ impl fmt::Display for CliError {
 
 /// Runs the parsed command line.
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    output::set_color(cli.color);
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
@@ -91,5 +105,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Generate(args) => generate::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Account(args) => account::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
     }
 }

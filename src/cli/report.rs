@@ -7,7 +7,6 @@ use clap::Args;
 use super::common::{cache_list, check_equivalence, replay_env, replay_scenarios};
 use super::CliError;
 use crate::chart::report;
-use crate::strategy;
 
 /// Render charts (SVG and PNG), report.html and report.md for design reviews.
 #[derive(Debug, Args)]
@@ -39,8 +38,9 @@ pub struct ReportArgs {
 }
 
 pub fn report(args: ReportArgs) -> Result<(), CliError> {
-    let strategies = strategy::parse_list(&args.strategy).map_err(CliError::input)?;
+    let strategies = super::common::strategies(&args.strategy)?;
     let caches = cache_list(&args.cache)?;
+    super::common::check_out_dir(&args.out, "report writes a directory (charts, report.html)")?;
     let env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
     let run = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
     report::write(&args.out, &run, &env.prices, &strategies).map_err(CliError::input)?;

@@ -4,17 +4,27 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, check_equivalence, replay_env, replay_scenarios};
-use super::CliError;
-use crate::export::{self, Format};
-use crate::strategy;
+use super::common::{
+    cache_list, check_equivalence, check_out_dir, context_overruns, load_and_replay, noop_notes,
+    prices, strategies, Sink,
+};
+use super::{output, CliError};
+use crate::cache::ModelPrice;
+use crate::export::{self, Exporter, Format};
 
 /// Replay scenarios under each strategy and cache model and print a comparison table.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   plancache run                                   # every scenario in ./scenarios
   plancache run scenarios/exercise-3.toml --out out
-  plancache run scenarios/auth-plan.toml --strategy permission-mode,toolset-swap --cache ideal --format json --out out")]
+  plancache run scenarios/auth-plan.toml --json | jq '.summary[0].hit_rate'
+  plancache run scenarios --export-csv summary.csv --export-markdown -   # files and stdout at once
+  plancache run my.toml --price input=2,output=8  # a model the bundled table does not know
+
+Machine output: --json prints run.json on standard output instead of the table; --export-json,
+--export-csv and --export-markdown write run.json, summary.csv and summary.md to a file each
+(any number at once; `-` is standard output). --out DIR writes the bundle (requests.csv,
+summary.csv and the --format file). --format without --out prints that format on standard output.")]
 pub struct RunArgs {
     /// Scenario files or directories (default: ./scenarios).
     pub scenarios: Vec<PathBuf>,
@@ -25,30 +35,147 @@ pub struct RunArgs {
     #[arg(long, default_value = crate::cache::DEFAULT_CACHE)]
     pub cache: String,
     /// Write requests.csv and summary.csv (and the --format file) into this directory.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Extra output format written next to the CSVs.
-    #[arg(long, value_enum, default_value = "csv")]
-    pub format: Format,
-    /// A pricing file that adds or replaces models of the bundled table.
+    /// Extra format written next to the CSVs with --out; without --out, printed instead of
+    /// the table (csv prints summary.csv).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Print run.json on standard output instead of the table.
     #[arg(long)]
+    pub json: bool,
+    /// Write run.json (summaries, requests, traces) to FILE (`-`: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write summary.csv to FILE (`-`: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write the summary as a Markdown table to FILE (`-`: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = ModelPrice::from_spec)]
+    pub price: Option<ModelPrice>,
     /// A TOML file of cache-model parameters (one table per model, e.g. [anthropic]
     /// message_ttl = "5m"); see docs/cache-models.md.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
 }
 
-pub fn run(args: RunArgs) -> Result<(), CliError> {
-    let strategies = strategy::parse_list(&args.strategy).map_err(CliError::input)?;
-    let caches = cache_list(&args.cache)?;
-    let env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
-    let report = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
-    print!("{}", export::render_table(&report.summaries()));
+/// The file outputs a command line asks for, checked before any work.
+pub(super) struct Outputs {
+    pub sinks: Vec<(Sink, Box<dyn Exporter>)>,
+}
+
+impl Outputs {
+    pub fn to_stdout(&self) -> bool {
+        self.sinks.iter().any(|(s, _)| *s == Sink::Stdout)
+    }
+}
+
+fn exporter(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Csv => Box::new(export::SummaryCsv),
+        Format::Json => Box::new(export::JsonExporter),
+        Format::Markdown => Box::new(export::MarkdownExporter),
+    }
+}
+
+fn outputs(args: &RunArgs) -> Result<Outputs, CliError> {
+    let mut sinks: Vec<(Sink, Box<dyn Exporter>)> = Vec::new();
+    let mut stdout_flags = Vec::new();
+    let mut add = |flag: &str, sink: Sink, format: Format| {
+        if sink == Sink::Stdout {
+            stdout_flags.push(flag.to_string());
+        }
+        sinks.push((sink, exporter(format)));
+    };
+    if args.json {
+        add("--json", Sink::Stdout, Format::Json);
+    }
+    if args.out.is_none() {
+        if let Some(f) = args.format {
+            add("--format", Sink::Stdout, f);
+        }
+    }
+    for (flag, path, format) in [
+        ("--export-json", &args.export_json, Format::Json),
+        ("--export-csv", &args.export_csv, Format::Csv),
+        ("--export-markdown", &args.export_markdown, Format::Markdown),
+    ] {
+        if let Some(p) = path {
+            add(flag, Sink::parse(flag, p)?, format);
+        }
+    }
+    if stdout_flags.len() > 1 {
+        return Err(CliError::input(format!(
+            "{} each write to standard output; only one can\n  hint: send the others to files, e.g. --export-csv summary.csv",
+            stdout_flags.join(" and ")
+        )));
+    }
     if let Some(dir) = &args.out {
-        export::write_all(dir, &report, &export::exporters(args.format))
-            .map_err(CliError::input)?;
+        check_out_dir(
+            dir,
+            "for standard output use --json, or --export-csv - / --export-markdown -",
+        )?;
+    }
+    Ok(Outputs { sinks })
+}
+
+pub fn run(args: RunArgs) -> Result<(), CliError> {
+    let strategies = strategies(&args.strategy)?;
+    let caches = cache_list(&args.cache)?;
+    let outs = outputs(&args)?;
+    let env = crate::engine::ReplayEnv {
+        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
+        caches: super::common::cache_config(args.cache_config.as_deref())?,
+        ..crate::engine::ReplayEnv::default()
+    };
+    let (sessions, report) = load_and_replay(&args.scenarios, &strategies, &caches, &env)?;
+    for w in context_overruns(&report, &env.prices) {
+        output::warn(&w);
+    }
+    let names: Vec<&str> = strategies.iter().map(|s| s.name()).collect();
+    let mut noted = std::collections::BTreeSet::new();
+    for s in &sessions {
+        for n in noop_notes(&s.scenario, Some(&names), Some(&caches)) {
+            if noted.insert(n.clone()) {
+                output::stderr_line(output::NOTE, "note", &n);
+            }
+        }
+    }
+    // Render everything before writing anything: a failing format leaves no partial output.
+    let rendered = outs
+        .sinks
+        .iter()
+        .map(|(sink, e)| Ok((sink, e.render(&report).map_err(CliError::input)?)))
+        .collect::<Result<Vec<_>, CliError>>()?;
+    if !outs.to_stdout() {
+        output::stdout_text(&table_text(&report))?;
+    }
+    for (sink, bytes) in rendered {
+        sink.write(&bytes)?;
+        if let Sink::File(p) = sink {
+            eprintln!("wrote {}", p.display());
+        }
+    }
+    if let Some(dir) = &args.out {
+        let format = args.format.unwrap_or(Format::Csv);
+        export::write_all(dir, &report, &export::exporters(format)).map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }
     check_equivalence(&report)
+}
+
+/// The comparison table with a bold header line.
+fn table_text(report: &crate::engine::RunReport) -> String {
+    let table = export::render_table(&report.summaries());
+    match table.split_once('\n') {
+        Some((header, rest)) => format!("{}\n{rest}", output::paint(output::HEADER, header)),
+        None => table,
+    }
 }

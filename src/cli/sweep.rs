@@ -38,10 +38,14 @@ pub struct SweepArgs {
     /// Cache model parameters (see `plancache run --help`).
     #[arg(long)]
     pub cache_config: Option<PathBuf>,
+    /// Keep points whose requests exceed the model's context window (refused by default).
+    #[arg(long)]
+    pub allow_over_context: bool,
 }
 
 pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
-    let spec = Sweep::load(&args.file).map_err(CliError::input)?;
+    let mut spec = Sweep::load(&args.file).map_err(CliError::input)?;
+    spec.allow_over_context = args.allow_over_context;
     let env = ReplayEnv {
         prices: price_table(args.pricing.as_deref())?,
         caches: cache_config(args.cache_config.as_deref())?,

@@ -50,9 +50,13 @@ impl ScenarioError {
 
 /// Reads and structurally validates a scenario file.
 pub fn load_file(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioError::new(path, None, format!("cannot read scenario: {e}"))
-            .with_hint("check the path; `plancache run` with no argument replays scenarios/*.toml")
+    let text = super::messages::read_text(path).map_err(|e| match e {
+        super::messages::ReadError::Io(e) => {
+            ScenarioError::new(path, None, format!("cannot read scenario: {e}")).with_hint(
+                "check the path; `plancache run` with no argument replays scenarios/*.toml",
+            )
+        }
+        utf8 => ScenarioError::new(path, None, utf8.to_string()),
     })?;
     load_str(&text, path)
 }
@@ -114,7 +118,7 @@ fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> ScenarioError {
         let (line, col) = line_col(text, span.start);
         format!("line {line}, column {col}")
     });
-    let message = e.message().to_string();
+    let message = super::messages::plain(e.message());
     let hint = if message.contains("unknown field") {
         Some("remove or rename the field; `plancache schema` prints every allowed field")
     } else if message.contains("wanted exactly 1 element") {

@@ -7,6 +7,7 @@
 pub mod format;
 pub mod generate;
 mod load;
+pub mod messages;
 mod session;
 
 pub use format::*;

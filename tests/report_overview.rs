@@ -1,0 +1,109 @@
+//! The report of every bundled scenario under every cache model opens at an overview whose
+//! links all land: parsed from the HTML, not grepped for a phrase.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+/// Values of `attr="..."` on every tag, in document order.
+fn attribute_values(html: &str, attr: &str) -> Vec<String> {
+    let needle = format!(" {attr}=\"");
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find(&needle) {
+        let after = &rest[i + needle.len()..];
+        let end = after.find('"').expect("attribute closed");
+        out.push(after[..end].to_string());
+        rest = &after[end..];
+    }
+    out
+}
+
+/// Tag names in document order (opening tags only).
+fn tags(html: &str) -> Vec<String> {
+    html.split('<')
+        .skip(1)
+        .filter(|t| !t.starts_with('/') && !t.starts_with('!'))
+        .map(|t| {
+            t.chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+        })
+        .collect()
+}
+
+#[test]
+fn report_of_every_bundled_scenario_under_every_cache_opens_at_a_linked_overview() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("review");
+    let o = Command::new(env!("CARGO_BIN_EXE_plancache"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["report", "scenarios", "--cache", "all", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let body = &html[html.find("<body>").unwrap()..];
+    // The page opens with its title, then the overview: the first section heading and the first
+    // table of the body are the overview's.
+    let t = tags(body);
+    let first_h2 = t.iter().position(|x| x == "h2").unwrap();
+    let first_table = t.iter().position(|x| x == "table").unwrap();
+    let first_details = t.iter().position(|x| x == "details").unwrap();
+    assert!(first_h2 < first_table && first_table < first_details);
+    assert!(body[body.find("<h2").unwrap()..].starts_with("<h2 id=\"overview\">Overview</h2>"));
+    // Every in-page link lands on an element with that id; ids are unique.
+    let ids = attribute_values(&html, "id");
+    let unique: BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "duplicate ids");
+    let hrefs: Vec<String> = attribute_values(&html, "href")
+        .into_iter()
+        .filter_map(|h| h.strip_prefix('#').map(String::from))
+        .collect();
+    for h in &hrefs {
+        assert!(unique.contains(h), "link #{h} lands nowhere");
+    }
+    // Every bundled scenario x the 8 cache models: one overview row, one contents link and one
+    // collapsible block each, and one section per scenario.
+    let scenarios =
+        std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "toml")
+            })
+            .count();
+    assert!(scenarios >= 9);
+    let caches = plancache::cache::CACHE_NAMES.len();
+    let overview = &body[..body.find("<nav").unwrap()];
+    assert_eq!(overview.matches("<tr>").count(), 1 + scenarios * caches);
+    let blocks = ids.iter().filter(|i| i.contains("--")).count();
+    assert_eq!(blocks, scenarios * caches);
+    assert_eq!(
+        ids.iter().filter(|i| i.starts_with("scenario-")).count(),
+        scenarios
+    );
+    for id in ids
+        .iter()
+        .filter(|i| i.contains("--") || i.starts_with("scenario-"))
+    {
+        assert!(
+            hrefs.contains(id),
+            "#{id} is not linked from the overview or contents"
+        );
+    }
+    // report.md carries the same anchors.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.starts_with("# plancache design review\n\n<a id=\"overview\"></a>"));
+    assert!(
+        md.contains("[auth-plan](#scenario-auth-plan)")
+            && md.contains("<a id=\"auth-plan--radix\"></a>")
+    );
+    if let Some(keep) = std::env::var_os("PLANCACHE_REPORT_DIR") {
+        let _ = std::fs::remove_dir_all(&keep);
+        std::fs::rename(&out, &keep).unwrap();
+    }
+}
