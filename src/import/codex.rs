@@ -208,6 +208,7 @@ pub fn parse(text: &str) -> Transcript {
             name: "main".into(),
             kind: StreamKind::Main,
             initial_mode: Mode::Default,
+            version: None,
             items,
         }],
         lines,
