@@ -622,6 +622,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// One request's prediction: prompt, read, break verdict, the model's reason.
+type PredictedRow = (u64, u64, bool, String);
+
 #[test]
 fn account_predictions_never_read_the_billed_cache_counters() {
     let claude = [
@@ -641,7 +644,7 @@ fn account_predictions_never_read_the_billed_cache_counters() {
     blind_copy(blind.path());
     let b = run(&sessions, Sharing::Timeline);
     assert!(a.failures.is_empty() && b.failures.is_empty());
-    let predicted = |acc: &Account| -> Vec<(Option<String>, Vec<(u64, u64, bool, String)>)> {
+    let predicted = |acc: &Account| -> Vec<(Option<String>, Vec<PredictedRow>)> {
         acc.sessions
             .iter()
             .map(|s| {
