@@ -60,6 +60,9 @@ pub struct ValidateOptions {
     pub break_threshold: f64,
     /// Where the replayed events come from (`transcript` unless asked).
     pub events: Events,
+    /// The TTL the harness asked for, when the user knows it (`--ttl`); otherwise each stream's
+    /// follows from the harness version (see [`crate::import::harness_ttl`]).
+    pub ttl: Option<Ttl>,
 }
 
 impl Default for ValidateOptions {
@@ -72,6 +75,7 @@ impl Default for ValidateOptions {
             tolerance: 0.05,
             break_threshold: 0.5,
             events: Events::Transcript,
+            ttl: None,
         }
     }
 }
@@ -297,11 +301,12 @@ pub fn validate(
         check_transcript(t)?;
         let import_opts = ImportOptions {
             events: opts.events,
+            ttl: opts.ttl,
             ..ImportOptions::default()
         };
         let mut imported = build_scenarios(t, &import_opts);
         imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
-        let mut config = harness_config(&env.caches, t, &imported);
+        let mut config = harness_config(&env.caches, &imported);
         if opts.shared_prefix == SharedPrefix::KeptWarm {
             config.anthropic.prefix_kept_warm = true;
         }
@@ -313,9 +318,10 @@ pub fn validate(
             skipped: t.skipped.iter().map(|s| s.to_string()).collect(),
             streams: imported.len(),
             requests: imported.iter().map(|s| s.requests.len()).sum(),
-            ttl: main
-                .and_then(|m| m.ttl)
-                .map_or("unknown".into(), |t| t.as_str().to_string()),
+            ttl: main.map_or("unknown".into(), |m| match m.ttl {
+                Some(t) => format!("{} ({})", t.as_str(), m.ttl_source),
+                None => format!("unknown ({}; replayed as 5m)", m.ttl_source),
+            }),
             shared_prefix: main.map_or(0, |m| m.shared_prefix),
             notes: imported
                 .iter()
@@ -562,12 +568,12 @@ fn model_findings(transcript: &str, imported: &[ImportedScenario]) -> Vec<ModelF
         .collect()
 }
 
-/// The cache parameters with the TTLs the transcript wrote: Claude Code's message breakpoint
-/// TTL is the one most requests of the main stream wrote (`cache_creation.ephemeral_*`); its
-/// system-prompt breakpoints are 1 h when any request wrote 1 h tokens, else the same TTL.
+/// The cache parameters with the TTLs the harness asked for (each stream's `ttl`: from the
+/// harness version, `--ttl`, or in `billed` mode the class the requests wrote): Claude Code's
+/// message breakpoint TTL is the main stream's; its system-prompt breakpoints are 1 h when any
+/// stream asks for 1 h, else the same TTL.
 pub fn harness_config(
     base: &cache::CacheConfig,
-    t: &Transcript,
     imported: &[ImportedScenario],
 ) -> cache::CacheConfig {
     let message = imported
@@ -576,11 +582,7 @@ pub fn harness_config(
         .and_then(|s| s.ttl)
         .or_else(|| imported.iter().find_map(|s| s.ttl))
         .unwrap_or(Ttl::FiveMinutes);
-    let any_1h = t
-        .streams
-        .iter()
-        .flat_map(|s| s.requests())
-        .any(|r| r.usage.creation_1h.is_some_and(|n| n > 0));
+    let any_1h = imported.iter().any(|s| s.ttl == Some(Ttl::OneHour));
     let mut c = base.clone();
     if let Some(agent) = imported
         .iter()
@@ -815,7 +817,7 @@ impl Validation {
             pct(o.tolerance),
             o.break_threshold * 100.0
         );
-        md.push_str("## Imports\n\n| transcript | lines | skipped | streams | requests | TTL written | shared prefix |\n|---|---:|---:|---:|---:|---|---:|\n");
+        md.push_str("## Imports\n\n| transcript | lines | skipped | streams | requests | main TTL | shared prefix |\n|---|---:|---:|---:|---:|---|---:|\n");
         for i in &self.imports {
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} |\n",

@@ -571,3 +571,120 @@ fn keepalive_pings_hold_the_cache_through_an_idle_gap_at_the_price_of_the_reads(
     assert!(on.predicted.read >= own.predicted.read + 30_000);
     assert!(on.predicted.writes() + 30_000 <= own.predicted.writes());
 }
+
+/// Every request's cache counters zeroed, the whole prompt moved into `input_tokens`, and the TTL
+/// split zeroed: what the account predicts may not move, since billed reads and writes are the
+/// answer the replay is scored on, never its input.
+fn blind_copy(dir: &Path) {
+    for entry in walk(dir) {
+        let text = std::fs::read_to_string(&entry).expect("reads");
+        let mut out = String::new();
+        for line in text.lines() {
+            let Ok(mut v) = serde_json::from_str::<serde_json::Value>(line) else {
+                out.push_str(line);
+                out.push('\n');
+                continue;
+            };
+            if let Some(u) = v.pointer_mut("/message/usage") {
+                let get =
+                    |u: &serde_json::Value, k: &str| u.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
+                let total = get(u, "input_tokens")
+                    + get(u, "cache_creation_input_tokens")
+                    + get(u, "cache_read_input_tokens");
+                u["input_tokens"] = total.into();
+                u["cache_creation_input_tokens"] = 0.into();
+                u["cache_read_input_tokens"] = 0.into();
+                if let Some(split) = u.get_mut("cache_creation") {
+                    for k in ["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"] {
+                        if split.get(k).is_some() {
+                            split[k] = 0.into();
+                        }
+                    }
+                }
+            }
+            out.push_str(&v.to_string());
+            out.push('\n');
+        }
+        std::fs::write(&entry, out).expect("writes");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).expect("lists") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            files.push(p);
+        }
+    }
+    files
+}
+
+/// One request's prediction: prompt, read, break verdict, the model's reason.
+type PredictedRow = (u64, u64, bool, String);
+
+#[test]
+fn account_predictions_never_read_the_billed_cache_counters() {
+    let claude = [
+        "plan_mode.jsonl",
+        "breaks.jsonl",
+        "sidechains.jsonl",
+        "dkimuson_1af7fc5e.jsonl",
+    ];
+    let seen = tempfile::tempdir().expect("tempdir");
+    let blind = tempfile::tempdir().expect("tempdir");
+    // 16 sessions 20 minutes apart: some start while an earlier one's leading block lives.
+    let a = run(
+        &folder(seen.path(), &claude, 16, Duration::from_secs(1200)),
+        Sharing::Timeline,
+    );
+    let sessions = folder(blind.path(), &claude, 16, Duration::from_secs(1200));
+    blind_copy(blind.path());
+    let b = run(&sessions, Sharing::Timeline);
+    assert!(a.failures.is_empty() && b.failures.is_empty());
+    let predicted = |acc: &Account| -> Vec<(Option<String>, Vec<PredictedRow>)> {
+        acc.sessions
+            .iter()
+            .map(|s| {
+                let warm = s
+                    .warm_from
+                    .as_ref()
+                    .map(|w| w.rsplit('/').next().unwrap_or(w).to_string());
+                let rows = s
+                    .requests
+                    .iter()
+                    .map(|r| {
+                        (
+                            r.predicted.prompt,
+                            r.predicted.read,
+                            r.predicted_break,
+                            r.reason.clone(),
+                        )
+                    })
+                    .collect();
+                (warm, rows)
+            })
+            .collect()
+    };
+    assert_eq!(predicted(&a), predicted(&b));
+    // The billed side did move (the edit has teeth), while every what-if prediction did not.
+    let billed = |acc: &Account| aggregate::overall(&acc.sessions).billed.read;
+    assert!(billed(&a) > 0);
+    assert_eq!(billed(&b), 0);
+    let whatif = |acc: &Account| -> Vec<(String, u64, u64, usize)> {
+        acc.whatif
+            .iter()
+            .map(|w| {
+                (
+                    w.setting.label(),
+                    w.predicted.read,
+                    w.predicted.write_5m + w.predicted.write_1h,
+                    w.breaks,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(whatif(&a), whatif(&b));
+}

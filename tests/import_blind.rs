@@ -1,14 +1,17 @@
 //! `--events transcript` never reads the billed cache counters: the scenarios it builds are the
-//! same whatever `cache_read_input_tokens` and `cache_creation_input_tokens` say.
+//! same whatever `cache_read_input_tokens`, `cache_creation_input_tokens` and the TTL split
+//! `cache_creation.ephemeral_5m/1h_input_tokens` say (the TTL comes from the harness version).
 
 use std::path::Path;
 
+use plancache::engine::ReplayEnv;
 use plancache::import::{build_scenarios, claude_code, Events, ImportOptions};
+use plancache::validate::{validate, ValidateOptions};
 use serde_json::Value;
 
 /// The transcript with every request's cache counters zeroed: the whole prompt moves into
 /// `input_tokens` (prompt sizes stay what the harness sent, which transcript mode may use), and
-/// the TTL split keeps only which class was written (1 token), not how much.
+/// the TTL split is zeroed too (which class was written is a billed figure as well).
 fn blinded(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
@@ -27,8 +30,8 @@ fn blinded(text: &str) -> String {
             u["cache_read_input_tokens"] = 0.into();
             if let Some(split) = u.get_mut("cache_creation") {
                 for k in ["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"] {
-                    if split.get(k).and_then(Value::as_u64).unwrap_or(0) > 0 {
-                        split[k] = 1.into();
+                    if split.get(k).is_some() {
+                        split[k] = 0.into();
                     }
                 }
             }
@@ -51,6 +54,27 @@ fn scenarios(text: &str, events: Events) -> Vec<String> {
         .collect()
 }
 
+/// What a transcript-mode validation predicts per request (prompt, input, creation, read, break
+/// verdict against the predicted previous prompt) and the events it recognised: the whole
+/// replay, timeline and TTLs included, not only the scenario text.
+fn predictions(text: &str) -> Vec<(u64, u64, u64, u64, String)> {
+    let mut t = claude_code::parse(text);
+    t.name = "fixture".into();
+    let v = validate(&[t], &ValidateOptions::default(), &ReplayEnv::default()).unwrap();
+    v.checks
+        .iter()
+        .map(|c| {
+            (
+                c.predicted_prompt,
+                c.predicted_input,
+                c.predicted_creation,
+                c.predicted_read,
+                format!("{} {}", c.predicted_break, c.events),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts");
@@ -69,6 +93,7 @@ fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() 
         ]
         .map(|f| dir.join("projects/-repo").join(f)),
     );
+    files.push(dir.join("events/quiet/subagents/agent-a4f2c9e.jsonl"));
     files.extend(
         std::fs::read_dir(dir.join("events"))
             .unwrap()
@@ -76,7 +101,7 @@ fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() 
             .filter(|p| p.extension().is_some_and(|e| e == "jsonl")),
     );
     files.sort();
-    assert!(files.len() >= 19, "{files:?}");
+    assert!(files.len() >= 21, "{files:?}");
     let mut billed_differs = 0;
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
@@ -85,6 +110,7 @@ fn transcript_mode_scenarios_do_not_change_when_the_cache_counters_are_zeroed() 
         let a = scenarios(&text, Events::Transcript);
         assert!(!a.is_empty(), "{}", f.display());
         assert_eq!(a, scenarios(&blind, Events::Transcript), "{}", f.display());
+        assert_eq!(predictions(&text), predictions(&blind), "{}", f.display());
         if scenarios(&text, Events::Billed) != scenarios(&blind, Events::Billed) {
             billed_differs += 1;
         }

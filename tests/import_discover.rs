@@ -41,11 +41,12 @@ fn a_projects_folder_a_project_folder_and_a_session_folder_give_one_session() {
 
 #[test]
 fn a_subagent_file_given_with_its_main_file_joins_it() {
-    let (main, a, _) = session_files();
+    let (main, a, b) = session_files();
     let g = group(&[a.clone(), main.clone()]).unwrap();
     assert_eq!(g.len(), 1);
     assert_eq!(g[0].main.as_deref(), Some(main.as_path()));
-    assert_eq!(g[0].subagents, vec![a.clone()]);
+    // The main file brings its other subagent file along.
+    assert_eq!(g[0].subagents, vec![a.clone(), b.clone()]);
     // Alone, a subagent file is a session without its main file.
     let g = group(&[a]).unwrap();
     assert_eq!((g.len(), g[0].main.is_none()), (1, true));
@@ -105,4 +106,17 @@ fn a_session_replays_its_subagents_against_one_cache() {
     // separate caches would give it a cold read of 0.
     let b1 = v.checks.iter().find(|c| c.request_id == "req_b1").unwrap();
     assert!(b1.predicted_read > 0, "{b1:?}");
+}
+
+#[test]
+fn a_main_file_alone_brings_its_subagent_files_into_one_replay() {
+    let (main, a, b) = session_files();
+    let g = group(std::slice::from_ref(&main)).unwrap();
+    assert_eq!(g.len(), 1);
+    assert_eq!(g[0].subagents, vec![a, b]);
+    let v = validate_session(&g[0], &ValidateOptions::default(), &ReplayEnv::default()).unwrap();
+    // One replay of three streams (main + two agents, two requests each), as from the folder.
+    assert_eq!(v.imports.len(), 1);
+    assert_eq!(v.imports[0].streams, 3);
+    assert_eq!(v.checks.len(), 6);
 }

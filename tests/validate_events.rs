@@ -200,3 +200,80 @@ fn stopping_a_tool_sends_nothing() {
         .iter()
         .any(|i| matches!(i, Item::Unlogged { .. })));
 }
+
+/// The quiet 2.1.x session (`quiet.jsonl` + `quiet/subagents/agent-a4f2c9e.jsonl`): every record
+/// kind that leaves the prefix alone, gaps just under and just over both TTLs, a stall, api_error
+/// retries, plan mode on and off, responses split over several records.
+fn quiet(ttl: Option<plancache::prompt::Ttl>) -> Validation {
+    let files = plancache::import::discover::group(&[fixture("quiet.jsonl")]).unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(
+        files[0].subagents.len(),
+        1,
+        "the main file brings its subagent"
+    );
+    let t = plancache::import::discover::read_session(&files[0]).unwrap();
+    assert!(t.skipped.is_empty(), "{:?}", t.skipped);
+    let opts = ValidateOptions {
+        ttl,
+        ..ValidateOptions::default()
+    };
+    validate(&[t], &opts, &ReplayEnv::default()).unwrap()
+}
+
+#[test]
+fn records_that_leave_the_prefix_alone_break_nothing() {
+    let v = quiet(None);
+    let s = v.stats();
+    let overall = s.last().unwrap();
+    // generate.py's usage: every request reads the previous prompt of its stream, except the two
+    // idle gaps over the TTL: req_q9 (3620 s after req_q8 finished, 1 h main thread) and req_g4
+    // (315 s after req_g3 finished, 5 m subagent), which read 0.
+    assert_eq!(overall.precision, Some(1.0));
+    assert_eq!(overall.recall, Some(1.0));
+    let breaks: Vec<&str> = v
+        .checks
+        .iter()
+        .filter(|c| c.recorded_break || c.predicted_break)
+        .map(|c| c.request_id.as_str())
+        .collect();
+    assert_eq!(breaks, ["req_q9", "req_g4"]);
+    for c in &v.checks {
+        assert_eq!(c.predicted_prompt, c.recorded_prompt, "{}", c.request_id);
+        assert_eq!(c.predicted_read, c.recorded_read, "{}", c.request_id);
+    }
+    // req_q3's first record holds a placeholder usage (20950 tokens); the last one is billed.
+    assert_eq!(req(&v, "req_q3").recorded_prompt, 21000);
+    // The stall: req_g3 is sent when req_g2's tool result was written, not at its late record.
+    assert_eq!(req(&v, "req_g3").sent_at_ms, 351_000);
+    assert!(req(&v, "req_q8").events.contains("api_error"));
+}
+
+#[test]
+fn the_ttl_follows_the_harness_version_and_ttl_overrides_it() {
+    let v = quiet(None);
+    assert!(
+        v.imports[0].ttl.starts_with("1h (Claude Code 2.1.14"),
+        "{}",
+        v.imports[0].ttl
+    );
+    // Told the main thread wrote 5 m entries, the replay breaks after every gap over 5 min:
+    // req_q4 (1251 s after req_q3 finished) and req_q5 (3585 s) become false breaks.
+    let v = quiet(Some(plancache::prompt::Ttl::FiveMinutes));
+    assert!(req(&v, "req_q4").predicted_break && !req(&v, "req_q4").recorded_break);
+    assert!(req(&v, "req_q5").predicted_break);
+    assert_eq!(v.stats().last().unwrap().recall, Some(1.0));
+}
+
+#[test]
+fn the_compaction_request_refreshes_the_cache() {
+    let v = run("compaction_refresh.jsonl");
+    // The summarisation request yields no row: three rows for three logged requests.
+    assert_eq!(v.checks.len(), 3);
+    let k3 = req(&v, "req_k3");
+    // Sent 492 s after req_k2 finished, but 220 s after the compaction request (at the
+    // compact_boundary, 280 s) read and refreshed the 5 m entries: the system breakpoint's entry
+    // (the 14999-token static prefix) still serves. Without that request: a read of 0.
+    assert_eq!((k3.recorded_read, k3.predicted_read), (14999, 14999));
+    assert_eq!(k3.predicted_prompt, k3.recorded_prompt);
+}

@@ -190,20 +190,18 @@ pub fn run(
             format!("{:?}/{model}", l.files.kind)
         })
         .collect();
+    // The TTL the harness asked for, from what the transcript says of the harness (its version),
+    // never from the billed write classes: those are the answer the replay is scored on.
     let own_ttl: Vec<Ttl> = loaded
         .iter()
         .map(|l| {
-            let any_1h = l
-                .transcript
+            l.transcript
                 .streams
                 .iter()
-                .flat_map(|s| s.requests())
-                .any(|r| r.usage.creation_1h.is_some_and(|n| n > 0));
-            if any_1h {
-                Ttl::OneHour
-            } else {
-                Ttl::FiveMinutes
-            }
+                .find(|s| s.kind == crate::import::StreamKind::Main)
+                .or_else(|| l.transcript.streams.first())
+                .and_then(|s| crate::import::harness_ttl(s.version.as_deref(), s.kind))
+                .unwrap_or(Ttl::FiveMinutes)
         })
         .collect();
     let ttls: BTreeSet<Option<Ttl>> = std::iter::once(None)

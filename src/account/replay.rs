@@ -65,7 +65,7 @@ pub fn prepare(
 ) -> Result<Prepared, String> {
     let mut imported = build_scenarios(t, &ImportOptions::default());
     imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
-    let config = crate::validate::harness_config(&env.caches, t, &imported);
+    let config = crate::validate::harness_config(&env.caches, &imported);
     let sessions = imported
         .iter()
         .map(|imp| {
@@ -147,10 +147,15 @@ pub fn replay(
                 run(&s, strategy, cache.as_mut(), env)?
             }
         };
-        // Keep-alive pings (and any request that is not an assistant step) are priced apart;
-        // the assistant steps pair up with the recorded requests.
+        // Keep-alive pings are priced apart; the assistant steps pair up with the recorded
+        // requests. A compaction's summarisation request (imported scenarios send it, unlogged)
+        // is neither: the recorded usage does not hold it either.
         let (rows, extra): (Vec<RequestRow>, Vec<RequestRow>) =
             rows.into_iter().partition(|r| r.kind == "reply");
+        let extra: Vec<RequestRow> = extra
+            .into_iter()
+            .filter(|r| r.kind == "keepalive")
+            .collect();
         let out_price = env
             .prices
             .get(&imp.scenario.model)

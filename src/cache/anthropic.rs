@@ -22,7 +22,7 @@
 //! Anthropic does not cache the generated reply: it is cached when the next request's
 //! breakpoint covers it (§8).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -84,6 +84,13 @@ pub struct BreakpointConfig {
     pub prewarmed_prefix: bool,
     /// Other sessions of the account keep the tools/system entries refreshed: they never expire.
     pub prefix_kept_warm: bool,
+    /// Per-model minimum cacheable prefix of this provider, where it differs from the price
+    /// table's (Bedrock's table): model name -> tokens. `min_cacheable` still overrides it.
+    pub model_min_cacheable: BTreeMap<String, u64>,
+    /// The minimum applies per checkpoint (Bedrock): a breakpoint is cached only when at least
+    /// the minimum lies between it and the previous cached breakpoint ("first checkpoint after
+    /// 1,024 tokens and the second after 2,048"). Off: each breakpoint's whole prefix counts.
+    pub checkpoint_spacing: bool,
 }
 
 impl Default for BreakpointConfig {
@@ -102,6 +109,8 @@ impl Default for BreakpointConfig {
             level_salts: true,
             prewarmed_prefix: false,
             prefix_kept_warm: false,
+            model_min_cacheable: BTreeMap::new(),
+            checkpoint_spacing: false,
         }
     }
 }
@@ -145,6 +154,44 @@ impl BreakpointConfig {
             level_salts: false,
             prewarmed_prefix: false,
             prefix_kept_warm: false,
+            model_min_cacheable: BTreeMap::new(),
+            checkpoint_spacing: false,
+        }
+    }
+
+    /// `bedrock`: Anthropic models on Amazon Bedrock (CACHE_SEMANTICS §3.3,
+    /// docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html, several versions read
+    /// 2026-12-01). Claude's "simplified" mode: one checkpoint at the end of the prompt, looking
+    /// back about 20 blocks, plus the scenario's own `cachePoint`s, at most 4; 5 min TTL (1 h
+    /// only on some models, opt-in); the minimum applies per checkpoint, from Bedrock's table.
+    /// Prices are the price table's: Bedrock's on-demand Claude prices equal Anthropic's list
+    /// prices (writes 1.25x, reads 0.1x).
+    pub fn bedrock() -> Self {
+        let table: &[(&str, u64)] = &[
+            // 4,096: Opus 4.5, Opus 4.6, Haiku 4.5.
+            ("claude-opus-4-5", 4096),
+            ("claude-opus-4-6", 4096),
+            ("claude-haiku-4-5", 4096),
+            // 1,024: Sonnet 4.6 (Anthropic's API says 2,048), Opus 4, 3.7 Sonnet.
+            ("claude-sonnet-4-6", 1024),
+            ("claude-opus-4", 1024),
+            ("claude-3-7-sonnet", 1024),
+            // 2,048: 3.5 Haiku.
+            ("claude-3-5-haiku", 2048),
+            // Sonnet 4.5: 4,096 in one table version, 1,024 in another; the lower one is kept,
+            // as on Anthropic's API (override with `model_min_cacheable`).
+            ("claude-sonnet-4-5", 1024),
+            ("claude-sonnet-4", 1024),
+        ];
+        BreakpointConfig {
+            layout: Layout::Automatic,
+            message_ttl: Ttl::FiveMinutes,
+            system_ttl: Ttl::FiveMinutes,
+            subagent_message_ttl: None,
+            explicit_breakpoints: true,
+            model_min_cacheable: table.iter().map(|(m, n)| (m.to_string(), *n)).collect(),
+            checkpoint_spacing: true,
+            ..Self::default()
         }
     }
 
@@ -271,6 +318,7 @@ impl BreakpointCache {
     fn min_cacheable(&self, model: &str) -> u64 {
         self.config
             .min_cacheable
+            .or_else(|| self.config.model_min_cacheable.get(model).copied())
             .or_else(|| self.min_by_model.get(model).copied())
             .unwrap_or(0)
     }
@@ -398,6 +446,28 @@ fn requested_breakpoints(
     out
 }
 
+/// Which breakpoints are long enough to be cached (A7): each whole prefix at least `min`, or,
+/// with `checkpoint_spacing` (Bedrock), at least `min` after the previous cached breakpoint.
+fn cacheable_breakpoints(
+    config: &BreakpointConfig,
+    bps: &[Breakpoint],
+    ends: &[u64],
+    min: u64,
+) -> Vec<bool> {
+    let mut last = 0u64;
+    bps.iter()
+        .map(|&(i, _)| {
+            let end = ends[i];
+            let from = if config.checkpoint_spacing { last } else { 0 };
+            let ok = end > 0 && end >= from.saturating_add(min);
+            if ok {
+                last = end;
+            }
+            ok
+        })
+        .collect()
+}
+
 fn live(e: &Entry, now: u64) -> bool {
     e.visible_at <= now && now < e.expires_at
 }
@@ -479,9 +549,11 @@ impl CacheModel for BreakpointCache {
         }
         let a = hit.map_or(0, |p| ends[p]);
         // Writes: A/B/C (A10) over the breakpoints long enough to be cached (A7).
+        let cacheable = cacheable_breakpoints(&self.config, &bps, ends, min);
         let eligible: Vec<&Breakpoint> = bps
             .iter()
-            .filter(|(i, _)| ends[*i] >= min && ends[*i] > 0)
+            .zip(&cacheable)
+            .filter_map(|(b, &ok)| ok.then_some(b))
             .collect();
         let c = eligible
             .iter()
@@ -504,6 +576,7 @@ impl CacheModel for BreakpointCache {
             uncached_input_tokens: prompt - c,
             stop: None,
             rejected,
+            storage_token_seconds: 0,
         };
         if a < prompt {
             let start = hit.map_or(0, |p| p + 1);
@@ -569,8 +642,9 @@ impl CacheModel for BreakpointCache {
             .get_or_insert_with(&req.model, ModelState::default);
         state.started = true;
         let now = req.sent_at_ms;
+        let cacheable = cacheable_breakpoints(&self.config, &bps, ends, min);
         for (k, &(i, _)) in bps.iter().enumerate() {
-            if ends[i] < min || ends[i] == 0 {
+            if !cacheable[k] {
                 continue;
             }
             // A breakpoint whose entry is live was a read (refreshed in `lookup`); any other

@@ -26,9 +26,11 @@ use std::path::Path;
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::anthropic::BreakpointConfig;
+use super::gemini::ExplicitConfig;
 use super::openai::OpenAiConfig;
 use super::paged::PagedConfig;
 use super::radix::RadixConfig;
+use super::unit_prefix::UnitPrefixConfig;
 
 /// Parameters of every cache model.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +42,14 @@ pub struct CacheConfig {
     pub openai_5_6: BreakpointConfig,
     pub paged: PagedConfig,
     pub radix: RadixConfig,
+    /// Gemini implicit caching.
+    pub gemini: UnitPrefixConfig,
+    /// Gemini explicit caching (`cachedContents`).
+    pub gemini_explicit: ExplicitConfig,
+    /// DeepSeek's disk cache.
+    pub deepseek: UnitPrefixConfig,
+    /// Anthropic models on Amazon Bedrock.
+    pub bedrock: BreakpointConfig,
 }
 
 impl Default for CacheConfig {
@@ -52,6 +62,10 @@ impl Default for CacheConfig {
             openai_5_6: BreakpointConfig::openai_5_6(),
             paged: PagedConfig::default(),
             radix: RadixConfig::default(),
+            gemini: super::gemini::implicit_config(),
+            gemini_explicit: ExplicitConfig::default(),
+            deepseek: super::deepseek::default_config(),
+            bedrock: BreakpointConfig::bedrock(),
         }
     }
 }
@@ -102,9 +116,15 @@ impl CacheConfig {
                 "openai-5.6" => cfg.openai_5_6 = overlay(&cfg.openai_5_6, t, name).map_err(err)?,
                 "paged" => cfg.paged = overlay(&cfg.paged, t, name).map_err(err)?,
                 "radix" => cfg.radix = overlay(&cfg.radix, t, name).map_err(err)?,
+                "gemini" => cfg.gemini = overlay(&cfg.gemini, t, name).map_err(err)?,
+                "gemini-explicit" => {
+                    cfg.gemini_explicit = overlay(&cfg.gemini_explicit, t, name).map_err(err)?
+                }
+                "deepseek" => cfg.deepseek = overlay(&cfg.deepseek, t, name).map_err(err)?,
+                "bedrock" => cfg.bedrock = overlay(&cfg.bedrock, t, name).map_err(err)?,
                 other => {
                     return Err(format!(
-                        "{origin}: unknown cache model table [{other}]\n  hint: known: anthropic, anthropic-auto, anthropic-explicit, openai, openai-5.6, paged, radix"
+                        "{origin}: unknown cache model table [{other}]\n  hint: known: anthropic, anthropic-auto, anthropic-explicit, openai, openai-5.6, paged, radix, gemini, gemini-explicit, deepseek, bedrock"
                     ))
                 }
             }
@@ -114,7 +134,12 @@ impl CacheConfig {
             ("anthropic-auto", &cfg.anthropic_auto),
             ("anthropic-explicit", &cfg.anthropic_explicit),
             ("openai-5.6", &cfg.openai_5_6),
+            ("bedrock", &cfg.bedrock),
         ] {
+            c.validate()
+                .map_err(|e| format!("{origin}: [{name}]: {e}"))?;
+        }
+        for (name, c) in [("gemini", &cfg.gemini), ("deepseek", &cfg.deepseek)] {
             c.validate()
                 .map_err(|e| format!("{origin}: [{name}]: {e}"))?;
         }

@@ -9,12 +9,15 @@ pub mod anthropic;
 mod common;
 pub mod config;
 mod cursor;
+pub mod deepseek;
+pub mod gemini;
 mod ideal;
 pub mod latency;
 pub mod openai;
 pub mod paged;
 pub mod pricing;
 pub mod radix;
+pub mod unit_prefix;
 
 use std::fmt;
 
@@ -29,6 +32,7 @@ pub use openai::{AgeFrom, OpenAiCache, OpenAiConfig};
 pub use paged::{PagedCache, PagedConfig};
 pub use pricing::{ModelPrice, PriceTable};
 pub use radix::{RadixCache, RadixConfig};
+pub use unit_prefix::{UnitPrefixCache, UnitPrefixConfig};
 
 /// Why the reused prefix of a request ended where it did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,6 +127,9 @@ pub struct CacheOutcome {
     /// than 4 breakpoints, or to a 1 h breakpoint after a 5 m one); the engine reports it as bad
     /// input instead of pricing a request that could not be sent.
     pub rejected: Option<String>,
+    /// Token-seconds of explicit cache storage this request pays for (Gemini `cachedContents`:
+    /// the object's tokens times its TTL, billed when it is created); 0 for other caches.
+    pub storage_token_seconds: u64,
 }
 
 impl CacheOutcome {
@@ -177,6 +184,10 @@ pub const CACHE_NAMES: &[&str] = &[
     "paged",
     "radix",
     "ideal",
+    "gemini",
+    "gemini-explicit",
+    "deepseek",
+    "bedrock",
 ];
 
 /// The default of `--cache`.
@@ -207,6 +218,21 @@ pub fn build_with(
         "paged" => Ok(Box::new(PagedCache::new(config.paged.clone()))),
         "radix" => Ok(Box::new(RadixCache::new(config.radix.clone()))),
         "ideal" => Ok(Box::new(IdealCache::default())),
+        "bedrock" => bp(&config.bedrock),
+        "gemini" | "deepseek" => {
+            let c = if name == "gemini" {
+                &config.gemini
+            } else {
+                &config.deepseek
+            };
+            c.validate()
+                .map_err(|e| format!("cache model `{name}`: {e}"))?;
+            Ok(Box::new(UnitPrefixCache::new(name, c.clone(), prices)))
+        }
+        "gemini-explicit" => Ok(Box::new(gemini::ExplicitCache::new(
+            config.gemini_explicit.clone(),
+            prices,
+        ))),
         other => Err(format!(
             "unknown cache model `{other}`; known models: {}",
             CACHE_NAMES.join(", ")

@@ -34,6 +34,10 @@ pub struct ModelPrice {
     /// Minimum cacheable prefix length in tokens.
     #[serde(default)]
     pub min_cacheable: u64,
+    /// Storage of an explicit cache object (Gemini `cachedContents`), USD per million tokens
+    /// per hour of its TTL; 0 where the provider bills no storage.
+    #[serde(default)]
+    pub storage_per_mtok_hour: f64,
     /// Where the figures come from.
     #[serde(default)]
     pub source: String,
@@ -73,6 +77,7 @@ impl ModelPrice {
             ttls: String::new(),
             aliases: Vec::new(),
             context_window: None,
+            storage_per_mtok_hour: 0.0,
         };
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = part.split_once('=').ok_or_else(|| {
@@ -141,6 +146,7 @@ impl ModelPrice {
             ("write_5m", self.write_5m),
             ("write_1h", self.write_1h),
             ("read", self.read),
+            ("storage_per_mtok_hour", self.storage_per_mtok_hour),
         ] {
             if !v.is_finite() || v < 0.0 {
                 return Err(format!(
@@ -181,6 +187,12 @@ impl ModelPrice {
             + outcome.write_1h_tokens as f64 * w1
             + outcome.cached_tokens as f64 * self.read;
         (input_units * self.input + output_tokens as f64 * self.output) / 1_000_000.0
+            + self.storage_cost(outcome.storage_token_seconds)
+    }
+
+    /// Cost in USD of storing an explicit cache object for `token_seconds` (tokens x seconds).
+    pub fn storage_cost(&self, token_seconds: u64) -> f64 {
+        token_seconds as f64 / 3600.0 * self.storage_per_mtok_hour / 1_000_000.0
     }
 }
 

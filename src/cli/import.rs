@@ -29,6 +29,11 @@ pub struct ImportArgs {
     /// `# inferred from billed cache_read` in the scenario).
     #[arg(long, value_enum, default_value = "transcript")]
     pub events: Events,
+    /// The cache TTL the harness asked for (5m or 1h), when you know it. Default: from the
+    /// harness version (Claude Code 2.1 and later: 1h on the main thread, 5m in subagents;
+    /// older: 5m); `--events billed` takes the class the requests wrote.
+    #[arg(long, value_parser = crate::import::parse_ttl)]
+    pub ttl: Option<crate::prompt::Ttl>,
 }
 
 fn sibling(out: &Path, stream: &str) -> PathBuf {
@@ -45,6 +50,7 @@ pub fn import(args: ImportArgs) -> Result<(), CliError> {
     check_sizes(&t).map_err(CliError::input)?;
     let opts = ImportOptions {
         events: args.events,
+        ttl: args.ttl,
         ..ImportOptions::default()
     };
     let scenarios = build_scenarios(&t, &opts);

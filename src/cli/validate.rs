@@ -38,6 +38,11 @@ pub struct ValidateArgs {
     /// or `billed` (also breaks placed from the billed cache reads, each marked in the scenario).
     #[arg(long, value_enum, default_value = "transcript")]
     pub events: Events,
+    /// The cache TTL the harness asked for (5m or 1h), when you know it. Default: from the
+    /// harness version (Claude Code 2.1 and later: 1h on the main thread, 5m in subagents;
+    /// older: 5m); `--events billed` takes the class the requests wrote.
+    #[arg(long, value_parser = crate::import::parse_ttl)]
+    pub ttl: Option<crate::prompt::Ttl>,
     /// The strategy the harness used.
     #[arg(long, default_value = "permission-mode")]
     pub strategy: String,
@@ -105,6 +110,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         shared_prefix: args.shared_prefix,
         tolerance: args.tolerance,
         events: args.events,
+        ttl: args.ttl,
         ..ValidateOptions::default()
     };
     let v = run_validation(&transcripts, &opts, &env).map_err(CliError::input)?;

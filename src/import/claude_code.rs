@@ -134,6 +134,9 @@ impl Parser {
         if let Some(uuid) = str_field(&record, "uuid") {
             self.by_uuid.insert(uuid.to_string(), stream);
         }
+        if self.streams[stream].version.is_none() {
+            self.streams[stream].version = str_field(&record, "version").map(str::to_string);
+        }
         match kind {
             "user" => self.user(n, &record, stream, at_ms),
             "assistant" => self.assistant(n, &record, stream, at_ms),
@@ -270,6 +273,7 @@ impl Parser {
             name,
             kind,
             initial_mode: Mode::Default,
+            version: None,
             items: Vec::new(),
         });
         self.streams.len() - 1
@@ -397,7 +401,7 @@ impl Parser {
             "edited_text_file" => {
                 let file = str_field(att, "filename").unwrap_or("");
                 let text = att.to_string();
-                if is_memory_file(file) {
+                if is_memory_file(file, str_field(record, "cwd")) {
                     // The reminder is appended, and the early context block holding the file
                     // changes on the next turn.
                     self.push(
@@ -488,13 +492,49 @@ impl Parser {
     }
 }
 
-/// Memory and instruction files Claude Code loads into the early context block.
-fn is_memory_file(path: &str) -> bool {
+/// Memory and instruction files Claude Code loads into the early context block at launch:
+/// `MEMORY.md` (auto memory), any `.claude/CLAUDE.md` (user and project), and `CLAUDE.md` /
+/// `CLAUDE.local.md` in the working folder or one of its ancestors. A `CLAUDE.md` in a
+/// subfolder of the working folder is loaded lazily, as an attachment at the tail, when files
+/// under it are read ("Claude Code reads memories recursively: starting in the cwd, [it]
+/// recurses up to (but not including) the root directory / and reads any CLAUDE.md or
+/// CLAUDE.local.md files it finds. [...] CLAUDE.md nested in subtrees under your current working
+/// directory [...] are only included when Claude reads files in those subtrees", Claude Code's
+/// memory docs as quoted in agentsmd/agents.md#39, read 2026-12-01): editing one changes no
+/// prefix. Without a recorded `cwd`, every such file counts as early context.
+fn is_memory_file(path: &str, cwd: Option<&str>) -> bool {
+    use std::path::{Component, Path, PathBuf};
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    matches!(
-        name.to_ascii_uppercase().as_str(),
-        "CLAUDE.MD" | "CLAUDE.LOCAL.MD" | "MEMORY.MD"
-    )
+    match name.to_ascii_uppercase().as_str() {
+        "MEMORY.MD" => return true,
+        "CLAUDE.MD" | "CLAUDE.LOCAL.MD" => {}
+        _ => return false,
+    }
+    let p = Path::new(path);
+    let dir = p.parent().unwrap_or(Path::new(""));
+    if dir.file_name().is_some_and(|d| d == ".claude") {
+        return true;
+    }
+    let Some(cwd) = cwd else {
+        return true;
+    };
+    // Lexically normalised (`.` and `..` resolved), relative paths taken from the working folder.
+    let normal = |p: &Path| -> PathBuf {
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    };
+    let cwd = normal(Path::new(cwd));
+    let dir = normal(&cwd.join(dir));
+    cwd.starts_with(&dir)
 }
 
 fn block(b: &Value) -> Option<Block> {
@@ -521,5 +561,34 @@ fn parse_usage(u: &Value) -> Option<Usage> {
         creation_5m: split.and_then(|s| u64_field(s, "ephemeral_5m_input_tokens")),
         creation_1h: split.and_then(|s| u64_field(s, "ephemeral_1h_input_tokens")),
         output_tokens: u64_field(u, "output_tokens").unwrap_or(0),
+        reasoning_tokens: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_memory_file;
+
+    #[test]
+    fn memory_files_are_those_loaded_at_launch() {
+        let cwd = Some("/home/u/repo/pkg");
+        // The working folder and its ancestors, `.claude/` folders, auto memory: early context.
+        assert!(is_memory_file("/home/u/repo/pkg/CLAUDE.md", cwd));
+        assert!(is_memory_file("/home/u/repo/CLAUDE.local.md", cwd));
+        assert!(is_memory_file("CLAUDE.md", cwd));
+        assert!(is_memory_file("../CLAUDE.md", cwd));
+        assert!(is_memory_file("/home/u/.claude/CLAUDE.md", cwd));
+        assert!(is_memory_file(
+            "/home/u/.claude/projects/p/memory/MEMORY.md",
+            cwd
+        ));
+        // A subfolder's or a sibling's CLAUDE.md is loaded lazily at the tail; other files are not
+        // memory files at all.
+        assert!(!is_memory_file("/home/u/repo/pkg/src/CLAUDE.md", cwd));
+        assert!(!is_memory_file("src/CLAUDE.md", cwd));
+        assert!(!is_memory_file("/home/u/repo/web/CLAUDE.md", cwd));
+        assert!(!is_memory_file("/home/u/repo/pkg/README.md", cwd));
+        // No recorded working folder: any CLAUDE.md counts.
+        assert!(is_memory_file("/x/src/CLAUDE.md", None));
+    }
 }

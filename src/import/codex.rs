@@ -6,6 +6,25 @@
 //! (`input_tokens` including `cached_input_tokens`). `turn_context` names the model. OpenAI caches
 //! automatically with no write charge, so the recorded creation is 0 and the uncached input is
 //! `input_tokens - cached_input_tokens`.
+//!
+//! Rollout facts the parser relies on (CLAUDE_CODE_RECORDS.md, Codex section):
+//! - Codex CLI 0.98 writes every `token_count` event twice. Both copies carry the same
+//!   `info.total_token_usage` (the session's running total): a model call is one event whose
+//!   total differs from the previous event's, so a copy with an unchanged total is dropped and
+//!   the import gets one request per model call, never one per event. The comparison leaves
+//!   the cached counts out (every call adds input tokens, so the rest of the total tells calls
+//!   apart): what the provider billed as cached never decides what was sent. Rollouts without
+//!   `total_token_usage` count every event carrying `last_token_usage`.
+//! - A `compacted` record (`payload.message`: the summary) is a history compaction: Codex
+//!   rebuilds the conversation from the summary but keeps its instructions prefix (base
+//!   instructions and tools), so the record becomes a compaction item and the replay keeps the
+//!   static prefix.
+//! - The static prefix (instructions + tools) is not in the rollout. The import sizes it from
+//!   content, as for every harness: the first prompt's recorded size minus the token counts of
+//!   the first messages (prompt sizes from the recorded totals are allowed in every mode). The
+//!   first request's `cached_input_tokens` (a multiple of 128, written by an earlier session of
+//!   the account) gives the shared prefix exactly, but it is a billed cache figure: only the
+//!   `billed` events mode splits the static block there, never the default `transcript` mode.
 
 use serde_json::Value;
 
@@ -23,6 +42,8 @@ pub fn parse(text: &str) -> Transcript {
     let mut skipped = Vec::new();
     let mut lines = 0;
     let mut requests = 0usize;
+    // The running total of the last counted `token_count` event (duplicates repeat it).
+    let mut last_total: Option<Value> = None;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if line.trim().is_empty() {
@@ -50,6 +71,14 @@ pub fn parse(text: &str) -> Transcript {
         let ptype = payload.get("type").and_then(Value::as_str).unwrap_or("");
         match record.get("type").and_then(Value::as_str) {
             Some("session_meta") => {}
+            Some("compacted") => {
+                let summary = payload
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                items.push(Item::Compaction { summary, at_ms });
+            }
             Some("turn_context") => {
                 if let Some(m) = payload.get("model").and_then(Value::as_str) {
                     model = m.to_string();
@@ -127,11 +156,22 @@ pub fn parse(text: &str) -> Transcript {
                 if ptype != "token_count" {
                     continue; // UI events (agent_message, user_message echo, ...) repeat items.
                 }
-                let last = payload.get("info").and_then(|i| i.get("last_token_usage"));
+                let info = payload.get("info");
+                let last = info.and_then(|i| i.get("last_token_usage"));
                 let Some(u) = last else {
                     // Rate-limit-only token_count events carry no usage.
                     continue;
                 };
+                // The second copy of a doubled event: same running total, same model call.
+                if let Some(total) = info
+                    .and_then(|i| i.get("total_token_usage"))
+                    .map(total_without_cache_counts)
+                {
+                    if last_total.as_ref() == Some(&total) {
+                        continue;
+                    }
+                    last_total = Some(total);
+                }
                 let get = |k: &str| u.get(k).and_then(Value::as_u64);
                 let (Some(input), cached) = (get("input_tokens"), get("cached_input_tokens"))
                 else {
@@ -152,6 +192,7 @@ pub fn parse(text: &str) -> Transcript {
                         creation_5m: None,
                         creation_1h: None,
                         output_tokens: get("output_tokens").unwrap_or(0),
+                        reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
                     },
                     blocks: std::mem::take(&mut pending),
                 }));
@@ -167,10 +208,26 @@ pub fn parse(text: &str) -> Transcript {
             name: "main".into(),
             kind: StreamKind::Main,
             initial_mode: Mode::Default,
+            version: None,
             items,
         }],
         lines,
         skipped,
         ..Transcript::default()
+    }
+}
+
+/// A running total without its cache counts (`cached_input_tokens`, ...), to tell a repeated
+/// `token_count` event from the next model call.
+fn total_without_cache_counts(total: &Value) -> Value {
+    match total {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|(k, _)| !k.contains("cached"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }

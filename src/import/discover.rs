@@ -252,9 +252,39 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
     }
     let mut out: Vec<SessionFiles> = sessions.into_values().collect();
     for s in &mut out {
+        // A main Claude Code file brings its subagent files (`<session>/subagents/agent-*.jsonl`)
+        // along: they ran against the same account cache, so they belong in its replay.
+        if let (TranscriptKind::ClaudeCode, Some(main)) = (s.kind, &s.main) {
+            for f in subagent_files_of(main)? {
+                if !s.subagents.contains(&f) {
+                    s.subagents.push(f);
+                }
+            }
+        }
         s.subagents.sort();
     }
     Ok(out)
+}
+
+/// The subagent files beside a main Claude Code transcript `<session>.jsonl`:
+/// `<session>/subagents/agent-*.jsonl`, sorted (none when the folder does not exist).
+fn subagent_files_of(main: &Path) -> Result<Vec<PathBuf>, String> {
+    let dir = main.with_extension("").join("subagents");
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let entries = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: cannot list the folder: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension().is_some_and(|e| e == "jsonl")
+                && name_of(p).starts_with("agent-")
+        })
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 /// Codex keeps rollouts in `sessions/YYYY/MM/DD/`: the date is the most telling project label
@@ -299,6 +329,8 @@ pub fn read_session(files: &SessionFiles) -> Result<Transcript, String> {
         let stem = stem_of(path);
         let file = path.display().to_string();
         t.lines += sub.lines;
+        // When each subagent request finished: its entries' TTL runs from there.
+        t.finished_at_ms.extend(sub.finished_at_ms);
         t.skipped.extend(sub.skipped.into_iter().map(|mut s| {
             s.reason = format!("{file}: {}", s.reason);
             s

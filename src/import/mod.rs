@@ -64,6 +64,9 @@ pub struct Stream {
     pub kind: StreamKind,
     /// Permission mode at the stream's start (the first one recorded; `default` when none is).
     pub initial_mode: Mode,
+    /// The harness version its records name (Claude Code's `version` field), when they do: it
+    /// tells which TTL the harness asks for (see [`harness_ttl`]).
+    pub version: Option<String>,
     /// Everything that happened in this stream, in log order.
     pub items: Vec<Item>,
 }
@@ -160,6 +163,9 @@ pub struct Usage {
     pub creation_1h: Option<u64>,
     /// Often a streaming placeholder in Claude Code logs: not relied upon.
     pub output_tokens: u64,
+    /// Part of `output_tokens` spent on reasoning, when recorded (Codex
+    /// `reasoning_output_tokens`): billed, but not repeated in the next prompt.
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
@@ -179,6 +185,31 @@ impl Usage {
             (Some(m), _) if m > 0 => Some(Ttl::FiveMinutes),
             _ => None,
         }
+    }
+}
+
+/// The TTL Claude Code asks for, from what the harness knows (its version and the stream's
+/// kind), never from the billed cache writes: 2.1.x and later write 1 h entries on the main
+/// thread and 5 m entries in subagents; older versions write 5 m everywhere (shared notes on
+/// Claude Code transcripts: "In 2.1.x the main thread writes 1 h entries; subagents write 5 m";
+/// shared cache notes §8). `None` when the version is not recorded or not readable.
+pub fn harness_ttl(version: Option<&str>, kind: StreamKind) -> Option<Ttl> {
+    let mut parts = version?.trim().split('.');
+    let major: u64 = parts.next()?.parse().ok()?;
+    let minor: u64 = parts.next()?.parse().ok()?;
+    let one_hour = (major, minor) >= (2, 1);
+    Some(match kind {
+        StreamKind::Main if one_hour => Ttl::OneHour,
+        _ => Ttl::FiveMinutes,
+    })
+}
+
+/// `--ttl 5m|1h`: the TTL the user knows the harness asked for.
+pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
+    match s {
+        "5m" => Ok(Ttl::FiveMinutes),
+        "1h" => Ok(Ttl::OneHour),
+        other => Err(format!("`{other}` is not a cache TTL; use 5m or 1h")),
     }
 }
 
@@ -280,6 +311,18 @@ mod tests {
         let ms = parse_time_ms("2025-09-03T00:47:19.293Z");
         assert_eq!(ms, Some(20_334 * 86_400_000 + 47 * 60_000 + 19_293));
         assert_eq!(parse_time_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn the_harness_ttl_follows_the_version_and_the_stream_kind() {
+        use StreamKind::{Agent, Main};
+        assert_eq!(harness_ttl(Some("2.1.3"), Main), Some(Ttl::OneHour));
+        assert_eq!(harness_ttl(Some("2.1.3"), Agent), Some(Ttl::FiveMinutes));
+        assert_eq!(harness_ttl(Some("2.0.76"), Main), Some(Ttl::FiveMinutes));
+        assert_eq!(harness_ttl(Some("1.0.98"), Main), Some(Ttl::FiveMinutes));
+        assert_eq!(harness_ttl(Some("3.0.0"), Main), Some(Ttl::OneHour));
+        assert_eq!(harness_ttl(Some("dev"), Main), None);
+        assert_eq!(harness_ttl(None, Main), None);
     }
 
     #[test]

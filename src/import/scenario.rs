@@ -12,7 +12,9 @@
 //! then equal the recorded ones request by request, unless the conversation shrank (compaction),
 //! which is reported.
 
-use super::{ApiRequest, Block, Item, PrefixChange, Stream, StreamKind, Transcript, Usage};
+use super::{
+    harness_ttl, ApiRequest, Block, Item, PrefixChange, Stream, StreamKind, Transcript, Usage,
+};
 use crate::plan_mode::Mode;
 use crate::prompt::{Encoding, TokenSource, Tokenizer, Ttl};
 use crate::scenario::{
@@ -53,6 +55,9 @@ pub struct ImportOptions {
     /// A break whose read reaches this share of the static prefix is an early-block edit;
     /// below it, the tools or system changed.
     pub static_match: f64,
+    /// The TTL the harness asked for, when the user knows it (`--ttl`); otherwise it follows
+    /// from the harness version (`transcript`) or the billed write split (`billed`).
+    pub ttl: Option<Ttl>,
 }
 
 impl Default for ImportOptions {
@@ -62,6 +67,7 @@ impl Default for ImportOptions {
             encoding: Encoding::O200kBase,
             break_threshold: 0.5,
             static_match: 0.9,
+            ttl: None,
         }
     }
 }
@@ -104,8 +110,12 @@ pub struct ImportedScenario {
     pub scenario: Scenario,
     /// Requests in order; the i-th assistant step of `scenario` replays `requests[i]`.
     pub requests: Vec<RecordedRequest>,
-    /// The TTL most requests of this stream wrote with (from `cache_creation.ephemeral_*`).
+    /// The TTL the harness asked for in this stream: `--ttl`, else from the harness version and
+    /// the stream's kind (`transcript` mode), or the class most requests wrote with
+    /// (`cache_creation.ephemeral_*`, `billed` mode only).
     pub ttl: Option<Ttl>,
+    /// Where `ttl` came from, for the scenario header and the report.
+    pub ttl_source: String,
     /// Size of the leading block the first request read from an earlier session (tokens).
     pub shared_prefix: u64,
     /// Findings worth telling the user (model switches, shrinking prompts, mode repairs).
@@ -130,8 +140,9 @@ impl ImportedScenario {
         );
         if let Some(t) = self.ttl {
             head.push_str(&format!(
-                "# Cache TTL written by the harness: {}\n",
-                t.as_str()
+                "# Cache TTL of the harness: {} ({})\n",
+                t.as_str(),
+                comment_safe(&self.ttl_source)
             ));
         }
         if !self.inferred_steps.is_empty() {
@@ -799,6 +810,8 @@ fn build_stream(
             tokens: Some(clamp(pieces[0].tokens)),
             calls,
             model: (family != model && !r.model.is_empty()).then_some(family),
+            // Recorded reasoning (Codex): billed output that the next prompt does not repeat.
+            reasoning_tokens: clamp(r.usage.reasoning_tokens),
             ..Turn::default()
         }));
         msgs.push((pieces[0].tokens, None));
@@ -830,9 +843,20 @@ fn build_stream(
                         mode = *m;
                     }
                 }
-                Item::Compaction { .. } => {
+                Item::Compaction { at_ms, .. } => {
                     if let Some((p, _)) = piece_iter.next() {
-                        steps.push(compact(p.tokens));
+                        // The summarisation request, sent with the conversation's own tools,
+                        // system and messages: logged by no assistant record, placed at the
+                        // boundary record (its summary arrived by then).
+                        steps.extend(wait(at_ms.saturating_sub(clock)));
+                        clock = clock.max(*at_ms);
+                        let at = clock.saturating_sub(origin);
+                        timeline.push(SendTime {
+                            sent_ms: at,
+                            visible_ms: at,
+                            finished_ms: at,
+                        });
+                        steps.push(compact(p.tokens, true));
                         msgs.clear();
                         if context_tokens.is_some() {
                             msgs.push((context_size, None));
@@ -898,7 +922,7 @@ fn build_stream(
             }
         }
         if let Some(n) = implicit_summary {
-            steps.push(compact(n));
+            steps.push(compact(n, false));
             msgs.clear();
             if context_tokens.is_some() {
                 msgs.push((context_size, None));
@@ -957,7 +981,7 @@ fn build_stream(
         }
     }
 
-    let ttl = majority_ttl(rounds.iter().map(|(r, _)| r.usage.written_ttl()));
+    let (ttl, ttl_source) = stream_ttl(s, &rounds, opts);
     let tools: Vec<ToolDef> = tool_names
         .iter()
         .map(|n| ToolDef {
@@ -1036,6 +1060,7 @@ fn build_stream(
             scenario,
             requests,
             ttl,
+            ttl_source,
             shared_prefix,
             notes,
             timeline,
@@ -1139,14 +1164,49 @@ fn shrink(msgs: &mut Vec<(u64, Option<String>)>, keep: u64, total: u64) -> Step 
 /// Name of the context block an imported scenario declares for early-block edits.
 pub const CONTEXT_BLOCK: &str = "early-context";
 
-fn compact(tokens: u64) -> Step {
-    // Claude Code does not log the summarisation request as an assistant record: replaying it
-    // would add a request the transcript cannot be compared with.
+/// A full compaction. Claude Code sends a summarisation request with the conversation's own
+/// tools, system prompt and messages, then the summary instruction (its cache-safe fork, see
+/// the `compact` step), so it reads and refreshes the cached prefix; the transcript logs no
+/// assistant record of it. With `request`, it is replayed as a request that yields no row (so
+/// the rows stay aligned with the recorded requests) but refreshes the entries it reads.
+fn compact(tokens: u64, request: bool) -> Step {
     Step::Compact(Compact {
         summary_tokens: Some(clamp(tokens)),
-        request: false,
+        request,
         ..Compact::default()
     })
+}
+
+/// The TTL a stream's harness asked for, and where that comes from. `transcript` mode uses only
+/// what the harness knows: `--ttl`, else its version and the stream's kind ([`harness_ttl`]).
+/// `billed` mode, without `--ttl`, takes the class most requests wrote.
+fn stream_ttl(
+    s: &Stream,
+    rounds: &[(&ApiRequest, Vec<&Item>)],
+    opts: &ImportOptions,
+) -> (Option<Ttl>, String) {
+    if let Some(t) = opts.ttl {
+        return (Some(t), "--ttl".into());
+    }
+    let kind = match s.kind {
+        StreamKind::Main => "main thread",
+        StreamKind::Agent => "subagent",
+    };
+    if opts.events == Events::Billed {
+        if let Some(t) = majority_ttl(rounds.iter().map(|(r, _)| r.usage.written_ttl())) {
+            return (Some(t), "the class most requests wrote, billed".into());
+        }
+    }
+    match harness_ttl(s.version.as_deref(), s.kind) {
+        Some(t) => (
+            Some(t),
+            format!(
+                "Claude Code {} {kind}",
+                s.version.as_deref().unwrap_or_default()
+            ),
+        ),
+        None => (None, "unknown harness version".into()),
+    }
 }
 
 fn majority_ttl(ttls: impl Iterator<Item = Option<Ttl>>) -> Option<Ttl> {
