@@ -93,9 +93,9 @@ impl Dataset {
                 path.display()
             ));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::budget::read_text(path, "baseline").map_err(|e| {
             format!(
-                "{}: cannot read: {e}\n  hint: save a baseline with `plancache run ... --out DIR` and pass DIR/summary.csv",
+                "{}: {e}\n  hint: save a baseline with `plancache run ... --out DIR` and pass DIR/summary.csv",
                 path.display()
             )
         })?;

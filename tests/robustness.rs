@@ -619,6 +619,27 @@ fn an_endless_input_file_is_refused_at_the_size_limit() {
         "/nonexistent/x",
     ]);
     bad_input(&o, &["/dev/zero", "shard", "larger than 4000 bytes"]);
+    // The pricing, cache-config and baseline files are capped the same way.
+    let scenario = "scenarios/auth-plan.toml";
+    for (args, what) in [
+        (
+            vec!["run", scenario, "--pricing", "/dev/zero"],
+            "pricing file",
+        ),
+        (
+            vec!["run", scenario, "--cache-config", "/dev/zero"],
+            "cache config",
+        ),
+        (
+            vec!["compare", "--baseline", "/dev/zero", scenario],
+            "baseline",
+        ),
+    ] {
+        let mut all = vec!["--max-session-tokens", "1000"];
+        all.extend(args);
+        let o = run(&all);
+        bad_input(&o, &["/dev/zero", what, "larger than 4000 bytes"]);
+    }
 }
 
 #[test]

@@ -153,8 +153,8 @@ impl CacheConfig {
 
     /// Reads a cache-config file.
     pub fn from_file(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read cache config: {e}", path.display()))?;
+        let text = crate::budget::read_text(path, "cache config")
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         Self::from_toml_str(&text, &path.display().to_string())
     }
 }

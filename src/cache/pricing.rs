@@ -278,8 +278,9 @@ impl PriceTable {
 
     /// Adds or replaces models from a user file.
     pub fn merge_file(&mut self, path: &Path) -> Result<(), String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read pricing file: {e}", path.display()))?;
+        // Size-capped like every input file, so `--pricing /dev/zero` is an error, not a hang.
+        let text = crate::budget::read_text(path, "pricing file")
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         self.merge_str(&text, path)
     }
 

@@ -281,9 +281,9 @@ impl Harness {
 
     /// Reads a log of this harness.
     pub fn read(self, path: &std::path::Path) -> Result<Transcript, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::budget::read_text(path, "transcript").map_err(|e| {
             format!(
-                "{}: cannot read transcript: {e}\n  hint: check the path",
+                "{}: {e}\n  hint: check the path, or raise the limit it names",
                 path.display()
             )
         })?;
