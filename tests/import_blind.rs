@@ -1,6 +1,8 @@
-//! `--events transcript` never reads the billed cache counters: the scenarios it builds are the
-//! same whatever `cache_read_input_tokens`, `cache_creation_input_tokens` and the TTL split
-//! `cache_creation.ephemeral_5m/1h_input_tokens` say (the TTL comes from the harness version).
+//! `--events transcript` never reads the billed cache amounts: the scenarios it builds are the
+//! same whatever `cache_read_input_tokens`, `cache_creation_input_tokens` and the amounts of the
+//! TTL split `cache_creation.ephemeral_5m/1h_input_tokens` say. Of the split it uses only the
+//! class each stream was billed at (`--ttl auto`: a request-side setting the bill reveals), so the
+//! blinded copy keeps that class and nothing else.
 
 use std::path::Path;
 
@@ -9,10 +11,34 @@ use plancache::import::{build_scenarios, claude_code, Events, ImportOptions};
 use plancache::validate::{validate, ValidateOptions};
 use serde_json::Value;
 
-/// The transcript with every request's cache counters zeroed: the whole prompt moves into
-/// `input_tokens` (prompt sizes stay what the harness sent, which transcript mode may use), and
-/// the TTL split is zeroed too (which class was written is a billed figure as well).
+/// The TTL class most of a transcript's written tokens were billed at ("5m" or "1h").
+fn class_of(text: &str) -> Option<&'static str> {
+    let (mut five, mut hour) = (0u64, 0u64);
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let n = |k: &str| {
+            v.pointer(&format!("/message/usage/cache_creation/{k}"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        five += n("ephemeral_5m_input_tokens");
+        hour += n("ephemeral_1h_input_tokens");
+    }
+    match (five, hour) {
+        (0, 0) => None,
+        (f, h) if h > f => Some("ephemeral_1h_input_tokens"),
+        _ => Some("ephemeral_5m_input_tokens"),
+    }
+}
+
+/// The transcript with every request's cache amounts zeroed: the whole prompt moves into
+/// `input_tokens` (prompt sizes stay what the harness sent, which transcript mode may use). Only
+/// the TTL class survives: a request that wrote keeps one token written, of the class the
+/// transcript was billed at, so every stream's class is what it was and no amount is.
 fn blinded(text: &str) -> String {
+    let class = class_of(text);
     let mut out = String::new();
     for line in text.lines() {
         let Ok(mut v) = serde_json::from_str::<Value>(line) else {
@@ -25,13 +51,15 @@ fn blinded(text: &str) -> String {
             let total = get(u, "input_tokens")
                 + get(u, "cache_creation_input_tokens")
                 + get(u, "cache_read_input_tokens");
-            u["input_tokens"] = total.into();
-            u["cache_creation_input_tokens"] = 0.into();
+            let wrote = get(u, "cache_creation_input_tokens") > 0;
+            let keep = u64::from(wrote && class.is_some() && u.get("cache_creation").is_some());
+            u["input_tokens"] = (total - keep).into();
+            u["cache_creation_input_tokens"] = keep.into();
             u["cache_read_input_tokens"] = 0.into();
             if let Some(split) = u.get_mut("cache_creation") {
                 for k in ["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"] {
-                    if split.get(k).is_some() {
-                        split[k] = 0.into();
+                    if split.get(k).is_some() || Some(k) == class {
+                        split[k] = if Some(k) == class { keep } else { 0 }.into();
                     }
                 }
             }

@@ -147,6 +147,10 @@ fn check(rec: (u64, u64, u64), pred: (u64, u64, u64), breaks: (bool, bool)) -> R
         predicted_break: breaks.1,
         reason: String::new(),
         events: String::new(),
+        naive_read: 0,
+        naive_creation: 0,
+        naive_units: 0.0,
+        naive_break: false,
     }
 }
 

@@ -204,7 +204,7 @@ fn stopping_a_tool_sends_nothing() {
 /// The quiet 2.1.x session (`quiet.jsonl` + `quiet/subagents/agent-a4f2c9e.jsonl`): every record
 /// kind that leaves the prefix alone, gaps just under and just over both TTLs, a stall, api_error
 /// retries, plan mode on and off, responses split over several records.
-fn quiet(ttl: Option<plancache::prompt::Ttl>) -> Validation {
+fn quiet(ttl: plancache::import::TtlChoice) -> Validation {
     let files = plancache::import::discover::group(&[fixture("quiet.jsonl")]).unwrap();
     assert_eq!(files.len(), 1);
     assert_eq!(
@@ -223,7 +223,7 @@ fn quiet(ttl: Option<plancache::prompt::Ttl>) -> Validation {
 
 #[test]
 fn records_that_leave_the_prefix_alone_break_nothing() {
-    let v = quiet(None);
+    let v = quiet(plancache::import::TtlChoice::Auto);
     let s = v.stats();
     let overall = s.last().unwrap();
     // generate.py's usage: every request reads the previous prompt of its stream, except the two
@@ -250,8 +250,15 @@ fn records_that_leave_the_prefix_alone_break_nothing() {
 }
 
 #[test]
-fn the_ttl_follows_the_harness_version_and_ttl_overrides_it() {
-    let v = quiet(None);
+fn the_ttl_follows_the_billed_class_or_the_version_and_ttl_overrides_it() {
+    use plancache::import::TtlChoice;
+    // `auto`: the class the main thread's written tokens were billed at (1 h here).
+    let v = quiet(TtlChoice::Auto);
+    assert_eq!(
+        v.imports[0].ttl,
+        "1h (main thread: the class its written tokens were billed at)"
+    );
+    let v = quiet(TtlChoice::Version);
     assert!(
         v.imports[0].ttl.starts_with("1h (Claude Code 2.1.14"),
         "{}",
@@ -259,7 +266,7 @@ fn the_ttl_follows_the_harness_version_and_ttl_overrides_it() {
     );
     // Told the main thread wrote 5 m entries, the replay breaks after every gap over 5 min:
     // req_q4 (1251 s after req_q3 finished) and req_q5 (3585 s) become false breaks.
-    let v = quiet(Some(plancache::prompt::Ttl::FiveMinutes));
+    let v = quiet(TtlChoice::Fixed(plancache::prompt::Ttl::FiveMinutes));
     assert!(req(&v, "req_q4").predicted_break && !req(&v, "req_q4").recorded_break);
     assert!(req(&v, "req_q5").predicted_break);
     assert_eq!(v.stats().last().unwrap().recall, Some(1.0));

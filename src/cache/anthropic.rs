@@ -91,6 +91,12 @@ pub struct BreakpointConfig {
     /// the minimum lies between it and the previous cached breakpoint ("first checkpoint after
     /// 1,024 tokens and the second after 2,048"). Off: each breakpoint's whole prefix counts.
     pub checkpoint_spacing: bool,
+    /// The TTL class each named stream asks for, where a harness sets one per stream (an
+    /// imported session: each stream's own class). A listed stream writes only that class, at
+    /// its system and message breakpoints alike (no Claude Code request writes two classes);
+    /// unlisted streams follow `system_ttl` / `message_ttl` / `subagent_message_ttl`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub stream_ttls: BTreeMap<String, Ttl>,
 }
 
 impl Default for BreakpointConfig {
@@ -111,6 +117,7 @@ impl Default for BreakpointConfig {
             prefix_kept_warm: false,
             model_min_cacheable: BTreeMap::new(),
             checkpoint_spacing: false,
+            stream_ttls: BTreeMap::new(),
         }
     }
 }
@@ -156,6 +163,7 @@ impl BreakpointConfig {
             prefix_kept_warm: false,
             model_min_cacheable: BTreeMap::new(),
             checkpoint_spacing: false,
+            stream_ttls: BTreeMap::new(),
         }
     }
 
@@ -191,6 +199,7 @@ impl BreakpointConfig {
             explicit_breakpoints: true,
             model_min_cacheable: table.iter().map(|(m, n)| (m.to_string(), *n)).collect(),
             checkpoint_spacing: true,
+            stream_ttls: BTreeMap::new(),
             ..Self::default()
         }
     }
@@ -408,10 +417,11 @@ fn requested_breakpoints(
             let first_msg = req.first_segment_at(Level::Messages);
             // A subagent request writes one TTL class only (no Claude Code request writes both
             // 1 h and 5 m): its system breakpoints take the subagent TTL too.
-            let ttl = match config.subagent_message_ttl {
+            let own = config.stream_ttls.get(&req.stream).copied();
+            let ttl = own.unwrap_or(match config.subagent_message_ttl {
                 Some(t) if req.stream != "main" => t,
                 _ => config.system_ttl,
-            };
+            });
             match sys {
                 [] => {
                     if let Some(i) = last_nonempty(first_msg) {
@@ -429,10 +439,10 @@ fn requested_breakpoints(
                     out.push((*last, ttl));
                 }
             }
-            let msg_ttl = match config.subagent_message_ttl {
+            let msg_ttl = own.unwrap_or(match config.subagent_message_ttl {
                 Some(t) if req.stream != "main" => t,
                 _ => config.message_ttl,
-            };
+            });
             if first_msg < segs.len() {
                 if let Some(i) = last_nonempty(segs.len()) {
                     if i >= first_msg {

@@ -38,11 +38,12 @@ pub struct ValidateArgs {
     /// or `billed` (also breaks placed from the billed cache reads, each marked in the scenario).
     #[arg(long, value_enum, default_value = "transcript")]
     pub events: Events,
-    /// The cache TTL the harness asked for (5m or 1h), when you know it. Default: from the
-    /// harness version (Claude Code 2.1 and later: 1h on the main thread, 5m in subagents;
-    /// older: 5m); `--events billed` takes the class the requests wrote.
-    #[arg(long, value_parser = crate::import::parse_ttl)]
-    pub ttl: Option<crate::prompt::Ttl>,
+    /// The TTL class each stream's harness asked for: `auto` (default: per stream, the class its
+    /// written tokens were billed at, a request-side setting the bill reveals; a stream that wrote
+    /// nothing takes the version rule, a fork the main thread's class), `version` (Claude Code
+    /// 2.1 and later: 1h on the main thread, 5m in subagents; older: 5m), or `5m` / `1h`.
+    #[arg(long, default_value = "auto", value_parser = crate::import::TtlChoice::parse)]
+    pub ttl: crate::import::TtlChoice,
     /// The strategy the harness used.
     #[arg(long, default_value = "permission-mode")]
     pub strategy: String,

@@ -15,7 +15,9 @@ use std::fmt;
 use crate::plan_mode::Mode;
 use crate::prompt::Ttl;
 
-pub use scenario::{build_scenarios, check_sizes, Events, ImportOptions, ImportedScenario};
+pub use scenario::{
+    build_scenarios, check_sizes, is_fork, Events, ImportOptions, ImportedScenario, TtlChoice,
+};
 
 /// One session read from a harness's log.
 #[derive(Debug, Clone, Default)]

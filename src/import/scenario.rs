@@ -55,9 +55,39 @@ pub struct ImportOptions {
     /// A break whose read reaches this share of the static prefix is an early-block edit;
     /// below it, the tools or system changed.
     pub static_match: f64,
-    /// The TTL the harness asked for, when the user knows it (`--ttl`); otherwise it follows
-    /// from the harness version (`transcript`) or the billed write split (`billed`).
-    pub ttl: Option<Ttl>,
+    /// Where each stream's TTL class comes from (`--ttl auto|version|5m|1h`).
+    pub ttl: TtlChoice,
+}
+
+/// Where the TTL class a stream's harness asked for comes from. The class is a request-side
+/// setting (Claude Code's `promptCacheTtl` / `subagentPromptCacheTtl`, or its version's
+/// default): the harness knows it, the transcript does not log it, and the bill's 5 m / 1 h
+/// split of the written tokens reveals it. Taken per stream, it never places, sizes or times an
+/// event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TtlChoice {
+    /// Per stream, the class most of its written tokens were billed at; a stream that wrote
+    /// nothing (or whose split is not recorded): a fork takes the main thread's class, any other
+    /// stream the version rule.
+    #[default]
+    Auto,
+    /// From the harness version and the stream's kind only ([`harness_ttl`]).
+    Version,
+    /// One class for every stream (`--ttl 5m|1h`: the user knows it).
+    Fixed(Ttl),
+}
+
+impl TtlChoice {
+    /// `--ttl`: `auto`, `version`, `5m` or `1h`.
+    pub fn parse(s: &str) -> Result<TtlChoice, String> {
+        match s {
+            "auto" => Ok(TtlChoice::Auto),
+            "version" => Ok(TtlChoice::Version),
+            other => super::parse_ttl(other).map(TtlChoice::Fixed).map_err(|_| {
+                format!("`{other}` is not a TTL choice; use auto, version, 5m or 1h")
+            }),
+        }
+    }
 }
 
 impl Default for ImportOptions {
@@ -67,7 +97,7 @@ impl Default for ImportOptions {
             encoding: Encoding::O200kBase,
             break_threshold: 0.5,
             static_match: 0.9,
-            ttl: None,
+            ttl: TtlChoice::Auto,
         }
     }
 }
@@ -292,6 +322,7 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
     let main_tools = tools_of(StreamKind::Main);
     let agent_tools = tools_of(StreamKind::Agent);
     let mut out = Vec::new();
+    let mut main_ttl: Option<Ttl> = None;
     for s in &t.streams {
         if s.requests().next().is_none() {
             continue;
@@ -300,9 +331,12 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
             StreamKind::Main => (None, &main_tools),
             StreamKind::Agent => (agent_static, &agent_tools),
         };
-        let b = build_stream(t, s, &tok, origin, fixed, tools, opts);
+        let b = build_stream(t, s, &tok, origin, fixed, tools, opts, main_ttl);
         if s.kind == StreamKind::Agent && agent_static.is_none() {
             agent_static = Some(b.static_tokens);
+        }
+        if s.kind == StreamKind::Main {
+            main_ttl = b.imported.ttl;
         }
         out.push(b.imported);
     }
@@ -400,6 +434,7 @@ fn build_stream(
     fixed_static: Option<u64>,
     tool_names: &[String],
     opts: &ImportOptions,
+    main_ttl: Option<Ttl>,
 ) -> Built {
     // Cut the stream into: items before the first request, then (request, items after it).
     let mut pre: Vec<&Item> = Vec::new();
@@ -981,7 +1016,7 @@ fn build_stream(
         }
     }
 
-    let (ttl, ttl_source) = stream_ttl(s, &rounds, opts);
+    let (ttl, ttl_source) = stream_ttl(s, &rounds, opts, main_ttl);
     let tools: Vec<ToolDef> = tool_names
         .iter()
         .map(|n| ToolDef {
@@ -1177,25 +1212,33 @@ fn compact(tokens: u64, request: bool) -> Step {
     })
 }
 
-/// The TTL a stream's harness asked for, and where that comes from. `transcript` mode uses only
-/// what the harness knows: `--ttl`, else its version and the stream's kind ([`harness_ttl`]).
-/// `billed` mode, without `--ttl`, takes the class most requests wrote.
+/// The TTL a stream's harness asked for, and where that comes from (see [`TtlChoice`]).
+/// `main` is the main thread's class, which a fork of it asks for too.
 fn stream_ttl(
     s: &Stream,
     rounds: &[(&ApiRequest, Vec<&Item>)],
     opts: &ImportOptions,
+    main: Option<Ttl>,
 ) -> (Option<Ttl>, String) {
-    if let Some(t) = opts.ttl {
-        return (Some(t), "--ttl".into());
-    }
     let kind = match s.kind {
         StreamKind::Main => "main thread",
+        StreamKind::Agent if is_fork(&s.name) => "fork of the main thread",
         StreamKind::Agent => "subagent",
     };
-    if opts.events == Events::Billed {
-        if let Some(t) = majority_ttl(rounds.iter().map(|(r, _)| r.usage.written_ttl())) {
-            return (Some(t), "the class most requests wrote, billed".into());
+    match opts.ttl {
+        TtlChoice::Fixed(t) => return (Some(t), "--ttl".into()),
+        TtlChoice::Auto => {
+            if let Some(t) = billed_class(rounds.iter().map(|(r, _)| &r.usage)) {
+                return (
+                    Some(t),
+                    format!("{kind}: the class its written tokens were billed at"),
+                );
+            }
+            if let (true, Some(t)) = (is_fork(&s.name), main) {
+                return (Some(t), format!("{kind}: the main thread's class"));
+            }
         }
+        TtlChoice::Version => {}
     }
     match harness_ttl(s.version.as_deref(), s.kind) {
         Some(t) => (
@@ -1209,19 +1252,29 @@ fn stream_ttl(
     }
 }
 
-fn majority_ttl(ttls: impl Iterator<Item = Option<Ttl>>) -> Option<Ttl> {
-    let (mut five, mut hour) = (0, 0);
-    for t in ttls.flatten() {
-        match t {
-            Ttl::FiveMinutes => five += 1,
-            Ttl::OneHour => hour += 1,
-        }
+/// The TTL class most of these requests' written tokens were billed at (`None` when nothing was
+/// written or the 5 m / 1 h split is not recorded). Only the class is used, never an amount.
+pub fn billed_class<'a>(usages: impl Iterator<Item = &'a Usage>) -> Option<Ttl> {
+    let (mut five, mut hour) = (0u64, 0u64);
+    for u in usages {
+        five = five.saturating_add(u.creation_5m.unwrap_or(0));
+        hour = hour.saturating_add(u.creation_1h.unwrap_or(0));
     }
     match (five, hour) {
         (0, 0) => None,
         (f, h) if h > f => Some(Ttl::OneHour),
         _ => Some(Ttl::FiveMinutes),
     }
+}
+
+/// Whether a subagent stream is a cache-safe fork of the main thread: Claude Code's compaction,
+/// prompt-suggestion and aside-question helpers (`agent-acompact-*`, `agent-aprompt_suggestion-*`,
+/// `agent-aside_question-*`) re-send the main thread's prompt with one instruction appended, and
+/// write its TTL class (shared notes on Claude Code records).
+pub fn is_fork(stream: &str) -> bool {
+    ["agent-acompact-", "agent-aprompt_suggestion-", "agent-aside_question-"]
+        .iter()
+        .any(|p| stream.starts_with(p))
 }
 
 #[cfg(test)]

@@ -24,6 +24,11 @@ use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
 use crate::scenario::Session;
 use crate::strategy::{self, Strategy};
 
+pub mod naive;
+mod report;
+
+pub use naive::{NaiveRead, NaiveRule};
+
 /// How the first request of each stream is treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FirstRequest {
@@ -60,9 +65,8 @@ pub struct ValidateOptions {
     pub break_threshold: f64,
     /// Where the replayed events come from (`transcript` unless asked).
     pub events: Events,
-    /// The TTL the harness asked for, when the user knows it (`--ttl`); otherwise each stream's
-    /// follows from the harness version (see [`crate::import::harness_ttl`]).
-    pub ttl: Option<Ttl>,
+    /// Where each stream's TTL class comes from (`--ttl`; see [`crate::import::TtlChoice`]).
+    pub ttl: crate::import::TtlChoice,
 }
 
 impl Default for ValidateOptions {
@@ -75,7 +79,7 @@ impl Default for ValidateOptions {
             tolerance: 0.05,
             break_threshold: 0.5,
             events: Events::Transcript,
-            ttl: None,
+            ttl: crate::import::TtlChoice::Auto,
         }
     }
 }
@@ -108,6 +112,15 @@ pub struct RequestCheck {
     pub reason: String,
     /// Events recognised before this request (compaction, early-block edit, tool change).
     pub events: String,
+    /// The naive baseline's read ([`naive`]: the previous prompt of the stream while the TTL
+    /// lives).
+    pub naive_read: u64,
+    /// The naive baseline's writes (all that it does not read, where writes are billed).
+    pub naive_creation: u64,
+    /// The naive baseline's cost in base-price units.
+    pub naive_units: f64,
+    /// The naive baseline's break verdict (its read below half of the previous recorded prompt).
+    pub naive_break: bool,
 }
 
 impl RequestCheck {
@@ -120,6 +133,15 @@ impl RequestCheck {
     fn creation_error(&self) -> f64 {
         ratio(
             self.predicted_creation.abs_diff(self.recorded_creation),
+            self.recorded_prompt,
+        )
+    }
+    fn naive_read_error(&self) -> f64 {
+        ratio(self.naive_read.abs_diff(self.recorded_read), self.recorded_prompt)
+    }
+    fn naive_creation_error(&self) -> f64 {
+        ratio(
+            self.naive_creation.abs_diff(self.recorded_creation),
             self.recorded_prompt,
         )
     }
@@ -162,6 +184,48 @@ pub struct Stats {
     pub recorded_units: f64,
     pub predicted_units: f64,
     pub mispredicted: usize,
+    /// The same figures for the naive baseline over the same requests.
+    pub naive: Baseline,
+}
+
+/// The naive baseline's figures over a set of requests (its prompts are the recorded ones).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    pub mean_read_error: f64,
+    pub mean_creation_error: f64,
+    pub predicted_breaks: usize,
+    pub true_breaks: usize,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub units: f64,
+}
+
+/// Mean of `f` over `checks` (0 for none).
+fn mean_of(checks: &[&RequestCheck], f: impl Fn(&RequestCheck) -> f64) -> f64 {
+    if checks.is_empty() {
+        0.0
+    } else {
+        checks.iter().map(|c| f(c)).sum::<f64>() / checks.len() as f64
+    }
+}
+
+/// (predicted, true, precision, recall) of one break verdict against the recorded one.
+fn break_scores(
+    checks: &[&RequestCheck],
+    predicted: impl Fn(&RequestCheck) -> bool,
+) -> (usize, usize, Option<f64>, Option<f64>) {
+    let rec = checks.iter().filter(|c| c.recorded_break).count();
+    let pred = checks.iter().filter(|c| predicted(c)).count();
+    let tp = checks
+        .iter()
+        .filter(|c| c.recorded_break && predicted(c))
+        .count();
+    (
+        pred,
+        tp,
+        (pred > 0).then(|| tp as f64 / pred as f64),
+        (rec > 0).then(|| tp as f64 / rec as f64),
+    )
 }
 
 impl Stats {
@@ -174,44 +238,51 @@ impl Stats {
             _ if n % 2 == 1 => prompt_err[n / 2],
             _ => (prompt_err[n / 2 - 1] + prompt_err[n / 2]) / 2.0,
         };
-        let mean = |f: fn(&RequestCheck) -> f64| {
-            if n == 0 {
-                0.0
-            } else {
-                checks.iter().map(|c| f(c)).sum::<f64>() / n as f64
-            }
-        };
-        let rec = checks.iter().filter(|c| c.recorded_break).count();
-        let pred = checks.iter().filter(|c| c.predicted_break).count();
-        let tp = checks
-            .iter()
-            .filter(|c| c.recorded_break && c.predicted_break)
-            .count();
+        let (pred, tp, precision, recall) = break_scores(checks, |c| c.predicted_break);
+        let (n_pred, n_tp, n_precision, n_recall) = break_scores(checks, |c| c.naive_break);
         Stats {
             label: label.to_string(),
             requests: n,
             median_prompt_error: median,
             worst_prompt_error: prompt_err.last().copied().unwrap_or(0.0),
-            mean_read_error: mean(RequestCheck::read_error),
-            mean_creation_error: mean(RequestCheck::creation_error),
-            recorded_breaks: rec,
+            mean_read_error: mean_of(checks, RequestCheck::read_error),
+            mean_creation_error: mean_of(checks, RequestCheck::creation_error),
+            recorded_breaks: checks.iter().filter(|c| c.recorded_break).count(),
             predicted_breaks: pred,
             true_breaks: tp,
-            precision: (pred > 0).then(|| tp as f64 / pred as f64),
-            recall: (rec > 0).then(|| tp as f64 / rec as f64),
+            precision,
+            recall,
             recorded_units: checks.iter().map(|c| c.recorded_units).sum(),
             predicted_units: checks.iter().map(|c| c.predicted_units).sum(),
             mispredicted: checks.iter().filter(|c| c.mispredicted(tolerance)).count(),
+            naive: Baseline {
+                mean_read_error: mean_of(checks, RequestCheck::naive_read_error),
+                mean_creation_error: mean_of(checks, RequestCheck::naive_creation_error),
+                predicted_breaks: n_pred,
+                true_breaks: n_tp,
+                precision: n_precision,
+                recall: n_recall,
+                units: checks.iter().map(|c| c.naive_units).sum(),
+            },
         }
     }
 
     /// (predicted - recorded) / recorded cost in base-price units.
     pub fn cost_error(&self) -> f64 {
-        if self.recorded_units == 0.0 {
-            0.0
-        } else {
-            (self.predicted_units - self.recorded_units) / self.recorded_units
-        }
+        relative(self.predicted_units, self.recorded_units)
+    }
+
+    /// The naive baseline's cost error, likewise.
+    pub fn naive_cost_error(&self) -> f64 {
+        relative(self.naive.units, self.recorded_units)
+    }
+}
+
+fn relative(predicted: f64, recorded: f64) -> f64 {
+    if recorded == 0.0 {
+        0.0
+    } else {
+        (predicted - recorded) / recorded
     }
 }
 
@@ -394,7 +465,12 @@ pub fn validate(
                 .into_iter()
                 .filter(|r| r.kind == "reply")
                 .collect();
-            let checks = compare(&t.name, imp, &rows, &env.prices, opts);
+            let naive = NaiveRule::for_stream(
+                &opts.cache,
+                &config,
+                imp.ttl.unwrap_or(Ttl::FiveMinutes),
+            );
+            let checks = compare(&t.name, imp, &rows, &env.prices, opts, &naive);
             let ttl_ms = imp.ttl.unwrap_or(Ttl::FiveMinutes).millis();
             out.unexplained.extend(unexplained(&checks, imp, ttl_ms));
             out.checks.extend(checks);
@@ -568,10 +644,10 @@ fn model_findings(transcript: &str, imported: &[ImportedScenario]) -> Vec<ModelF
         .collect()
 }
 
-/// The cache parameters with the TTLs the harness asked for (each stream's `ttl`: from the
-/// harness version, `--ttl`, or in `billed` mode the class the requests wrote): Claude Code's
-/// message breakpoint TTL is the main stream's; its system-prompt breakpoints are 1 h when any
-/// stream asks for 1 h, else the same TTL.
+/// The cache parameters with the TTLs the harness asked for (each stream's `ttl`, see
+/// [`crate::import::TtlChoice`]): every stream writes its own class at its system and message
+/// breakpoints (no Claude Code request writes two classes); the main stream's class is the
+/// default for streams without one.
 pub fn harness_config(
     base: &cache::CacheConfig,
     imported: &[ImportedScenario],
@@ -582,7 +658,6 @@ pub fn harness_config(
         .and_then(|s| s.ttl)
         .or_else(|| imported.iter().find_map(|s| s.ttl))
         .unwrap_or(Ttl::FiveMinutes);
-    let any_1h = imported.iter().any(|s| s.ttl == Some(Ttl::OneHour));
     let mut c = base.clone();
     if let Some(agent) = imported
         .iter()
@@ -592,7 +667,12 @@ pub fn harness_config(
         c.anthropic.subagent_message_ttl = Some(agent);
     }
     c.anthropic.message_ttl = message;
-    c.anthropic.system_ttl = if any_1h { Ttl::OneHour } else { message };
+    c.anthropic.system_ttl = message;
+    // Each stream writes its own class, at its system and message breakpoints alike.
+    c.anthropic.stream_ttls = imported
+        .iter()
+        .filter_map(|s| s.ttl.map(|t| (stream_name(s), t)))
+        .collect();
     c
 }
 
@@ -623,9 +703,12 @@ fn compare(
     rows: &[RequestRow],
     prices: &PriceTable,
     opts: &ValidateOptions,
+    naive: &NaiveRule,
 ) -> Vec<RequestCheck> {
     let mut out: Vec<RequestCheck> = Vec::new();
+    let naive_reads = naive.reads(&imp.requests);
     for (i, (rec, row)) in imp.requests.iter().zip(rows).enumerate() {
+        let nv = naive_reads[i];
         let u = &rec.usage;
         let (c5, c1) = match (u.creation_5m, u.creation_1h) {
             (Some(a), Some(b)) => (a, b),
@@ -641,6 +724,14 @@ fn compare(
         let predicted_break = prev.is_some_and(|p| {
             (row.cache_read_input_tokens as f64) < opts.break_threshold * p.predicted_prompt as f64
         });
+        let naive_break = prev.is_some_and(|p| {
+            (nv.read as f64) < opts.break_threshold * p.recorded_prompt as f64
+        });
+        let (n5, n1) = match naive.writes {
+            Some(Ttl::OneHour) => (0, nv.creation),
+            _ => (nv.creation, 0),
+        };
+        let naive_input = u.prompt_tokens() - nv.read - nv.creation;
         out.push(RequestCheck {
             transcript: transcript.to_string(),
             stream: imp.stream.clone(),
@@ -678,6 +769,10 @@ fn compare(
             predicted_break,
             reason: row.break_reason.clone(),
             events: rec.events.join("; "),
+            naive_read: nv.read,
+            naive_creation: nv.creation,
+            naive_units: units(prices, model, naive_input, n5, n1, nv.read),
+            naive_break,
         });
     }
     out
@@ -724,208 +819,5 @@ impl Validation {
         }
         out.push(Stats::of("overall", &self.counted(|_| true), tol));
         out
-    }
-
-    /// One CSV row per request.
-    pub fn to_csv(&self) -> Result<Vec<u8>, String> {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let err = |e: csv::Error| format!("cannot write CSV: {e}");
-        w.write_record([
-            "transcript",
-            "stream",
-            "request",
-            "request_id",
-            "line",
-            "model",
-            "sent_at_ms",
-            "first_in_stream",
-            "recorded_prompt",
-            "predicted_prompt",
-            "recorded_input",
-            "predicted_input",
-            "recorded_creation",
-            "predicted_creation",
-            "recorded_read",
-            "predicted_read",
-            "recorded_units",
-            "predicted_units",
-            "recorded_break",
-            "predicted_break",
-            "mispredicted",
-            "reason",
-            "events",
-        ])
-        .map_err(err)?;
-        for c in &self.checks {
-            w.write_record([
-                c.transcript.clone(),
-                c.stream.clone(),
-                c.request.to_string(),
-                c.request_id.clone(),
-                c.line.to_string(),
-                c.model.clone(),
-                c.sent_at_ms.to_string(),
-                c.first_in_stream.to_string(),
-                c.recorded_prompt.to_string(),
-                c.predicted_prompt.to_string(),
-                c.recorded_input.to_string(),
-                c.predicted_input.to_string(),
-                c.recorded_creation.to_string(),
-                c.predicted_creation.to_string(),
-                c.recorded_read.to_string(),
-                c.predicted_read.to_string(),
-                format!("{:.1}", c.recorded_units),
-                format!("{:.1}", c.predicted_units),
-                c.recorded_break.to_string(),
-                c.predicted_break.to_string(),
-                c.mispredicted(self.options.tolerance).to_string(),
-                c.reason.clone(),
-                c.events.clone(),
-            ])
-            .map_err(err)?;
-        }
-        w.into_inner().map_err(|e| format!("cannot write CSV: {e}"))
-    }
-
-    /// The Markdown summary: figures per stream and overall, then the mispredicted requests.
-    pub fn to_markdown(&self) -> String {
-        let o = &self.options;
-        let pct = |x: f64| format!("{:.2}%", x * 100.0);
-        let opt = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.2}"));
-        let mut md = format!(
-            "# Validation against recorded usage (--events {})\n\n{}\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
-            o.events.as_str(),
-            match o.events {
-                Events::Transcript => "Mode `--events transcript`: every replayed event comes from the transcript's records and timestamps; billed cache reads and writes are only compared against.".to_string(),
-                Events::Billed => format!(
-                    "Mode `--events billed`: besides the transcript's own events, {} event(s) were placed where the billed cache read dropped within the TTL (marked `# inferred from billed cache_read`); the figures below are not a blind prediction.",
-                    self.imports.iter().map(|i| i.inferred).sum::<usize>()
-                ),
-            },
-            o.strategy,
-            o.cache,
-            match o.first_request {
-                FirstRequest::Apart => "kept apart",
-                FirstRequest::Include => "included",
-            },
-            match o.shared_prefix {
-                SharedPrefix::None => "none (cold cache)",
-                SharedPrefix::Recorded if o.events == Events::Transcript => "none (the block the first request read is a billed figure)",
-            SharedPrefix::Recorded => "the block the first request read",
-                SharedPrefix::KeptWarm => "the block the first request read, tools/system kept warm",
-            },
-            pct(o.tolerance),
-            o.break_threshold * 100.0
-        );
-        md.push_str("## Imports\n\n| transcript | lines | skipped | streams | requests | main TTL | shared prefix |\n|---|---:|---:|---:|---:|---|---:|\n");
-        for i in &self.imports {
-            md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} |\n",
-                i.transcript,
-                i.lines,
-                i.skipped.len(),
-                i.streams,
-                i.requests,
-                i.ttl,
-                i.shared_prefix
-            ));
-        }
-        for i in &self.imports {
-            for s in i.skipped.iter().chain(&i.notes) {
-                md.push_str(&format!("- {}: {s}\n", i.transcript));
-            }
-        }
-        md.push_str("\n## Error figures\n\n| streams | requests | median prompt err | worst prompt err | mean abs Δread/prompt | mean abs Δcreation/prompt | breaks rec/pred/both | precision | recall | cost rec (units) | cost pred (units) | cost err | mispredicted |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
-        for s in self.stats() {
-            md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {}/{}/{} | {} | {} | {:.0} | {:.0} | {} | {} |\n",
-                s.label,
-                s.requests,
-                pct(s.median_prompt_error),
-                pct(s.worst_prompt_error),
-                pct(s.mean_read_error),
-                pct(s.mean_creation_error),
-                s.recorded_breaks,
-                s.predicted_breaks,
-                s.true_breaks,
-                opt(s.precision),
-                opt(s.recall),
-                s.recorded_units,
-                s.predicted_units,
-                pct(s.cost_error()),
-                s.mispredicted
-            ));
-        }
-        let firsts: Vec<&RequestCheck> = self.checks.iter().filter(|c| c.first_in_stream).collect();
-        md.push_str("\n## First request of each stream\n\n| transcript | stream | prompt | read rec | read pred | creation rec | creation pred |\n|---|---|---:|---:|---:|---:|---:|\n");
-        for c in firsts {
-            md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} |\n",
-                c.transcript,
-                c.stream,
-                c.recorded_prompt,
-                c.recorded_read,
-                c.predicted_read,
-                c.recorded_creation,
-                c.predicted_creation
-            ));
-        }
-        md.push_str("\n## Mispredicted requests\n\n");
-        let bad = self.counted(|c| c.mispredicted(o.tolerance));
-        if bad.is_empty() {
-            md.push_str("None.\n");
-        } else {
-            md.push_str("| transcript | stream | request | line | prompt | read rec | read pred | break rec/pred | model's reason | recognised event |\n|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
-            for c in bad {
-                md.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} |\n",
-                    c.transcript,
-                    c.stream,
-                    c.request,
-                    c.line,
-                    c.recorded_prompt,
-                    c.recorded_read,
-                    c.predicted_read,
-                    c.recorded_break,
-                    c.predicted_break,
-                    if c.reason.is_empty() { "-" } else { &c.reason },
-                    if c.events.is_empty() { "-" } else { &c.events }
-                ));
-            }
-        }
-        md.push_str(&format!(
-            "\n## Breaks the transcript cannot explain\n\n{} recorded break(s) within the TTL with no event in the transcript before them: a replay from the transcript cannot predict these, and none is fixed up.\n\n",
-            self.unexplained.len()
-        ));
-        if !self.unexplained.is_empty() {
-            md.push_str("| transcript | stream | request | request id | line | idle since previous response | previous prompt | read |\n|---|---|---:|---|---:|---:|---:|---:|\n");
-            for u in &self.unexplained {
-                md.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {:.0}s | {} | {} |\n",
-                    u.transcript,
-                    u.stream,
-                    u.request,
-                    u.request_id,
-                    u.line,
-                    u.gap_ms as f64 / 1000.0,
-                    u.previous_prompt,
-                    u.recorded_read
-                ));
-            }
-        }
-        md.push_str(&format!(
-            "\n## Model not the one the mode implies\n\n{} request(s): in a session whose plan-mode requests ran on Opus and whose other requests on Sonnet (`opusplan`), a request billed on the other model.\n\n",
-            self.model_findings.len()
-        ));
-        if !self.model_findings.is_empty() {
-            md.push_str("| transcript | stream | request id | line | mode | billed model | mode implies |\n|---|---|---|---:|---|---|---|\n");
-            for f in &self.model_findings {
-                md.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {} |\n",
-                    f.transcript, f.stream, f.request_id, f.line, f.mode, f.model, f.expected
-                ));
-            }
-        }
-        md
     }
 }
