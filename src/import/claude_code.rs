@@ -51,6 +51,10 @@ struct Parser {
     finished: HashMap<String, u64>,
     /// Time of the last timestamped record (for records that carry none).
     last_at: Option<u64>,
+    /// Streams whose records are being written again (a resumed session re-writes the records
+    /// of earlier requests with new uuids): their repeated user records are not counted twice.
+    /// Cleared when the stream's next new request starts.
+    rewriting: std::collections::HashSet<usize>,
     lines: usize,
     skipped: Vec<Skipped>,
 }
@@ -321,7 +325,8 @@ impl Parser {
             );
         }
         match content {
-            Value::String(s) => self.push(
+            Value::String(s) => self.push_user(
+                n,
                 stream,
                 Item::User {
                     text: s.clone(),
@@ -345,11 +350,11 @@ impl Parser {
                                     .unwrap_or(false),
                                 at_ms,
                             };
-                            self.push(stream, item);
+                            self.push_user(n, stream, item);
                         }
                         Some("text") => {
                             let text = str_field(b, "text").unwrap_or("").to_string();
-                            self.push(stream, Item::User { text, at_ms });
+                            self.push_user(n, stream, Item::User { text, at_ms });
                         }
                         Some("image") | Some("document") => {
                             // Their token size is not in the record; the usage delta carries it.
@@ -459,6 +464,17 @@ impl Parser {
             Some(Value::String(s)) => vec![Block::Text(s.clone())],
             _ => Vec::new(),
         };
+        if let Some(&(s, i)) = self.by_request.get(&request_id) {
+            if self.last_request(s) != Some(i) {
+                // A record of an earlier request after a later one started: written again on
+                // resume. Its request was billed once, and finished long before.
+                self.rewriting.insert(s);
+                return self.skip(
+                    n,
+                    format!("record of earlier request {request_id} written again (a resumed session): counted once"),
+                );
+            }
+        }
         let finished = self.finished.entry(request_id.clone()).or_insert(at_ms);
         *finished = (*finished).max(at_ms);
         if let Some(&(s, i)) = self.by_request.get(&request_id) {
@@ -489,6 +505,39 @@ impl Parser {
         self.push(stream, item);
         let idx = self.streams[stream].items.len() - 1;
         self.by_request.insert(request_id, (stream, idx));
+        self.rewriting.remove(&stream);
+    }
+
+    /// Index of the stream's latest request item.
+    fn last_request(&self, stream: usize) -> Option<usize> {
+        self.streams[stream]
+            .items
+            .iter()
+            .rposition(|i| matches!(i, Item::Request(_)))
+    }
+
+    /// While a resumed stream re-writes its records, a user item that repeats one it already
+    /// holds (a tool result of a seen call, the same text) is the copy, not new input.
+    fn repeated(&self, stream: usize, item: &Item) -> bool {
+        if !self.rewriting.contains(&stream) {
+            return false;
+        }
+        self.streams[stream].items.iter().any(|i| match (i, item) {
+            (
+                Item::ToolResult { tool_use_id: a, .. },
+                Item::ToolResult { tool_use_id: b, .. },
+            ) => a == b,
+            (Item::User { text: a, .. }, Item::User { text: b, .. }) => a == b,
+            _ => false,
+        })
+    }
+
+    /// Adds a user item unless it is a resumed stream's copy of one it holds.
+    fn push_user(&mut self, n: usize, stream: usize, item: Item) {
+        if self.repeated(stream, &item) {
+            return self.skip(n, "user record written again (a resumed session): counted once");
+        }
+        self.push(stream, item);
     }
 }
 

@@ -266,6 +266,25 @@ pub fn model_family(id: &str) -> String {
     }
 }
 
+/// The model family most of a stream's requests ran on (ties: the earliest): the scenario's
+/// model, which sizes its static prefix; requests on other models carry a `model` override.
+fn majority_family<'a>(models: impl Iterator<Item = &'a str>) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for m in models {
+        let f = model_family(m);
+        match counts.iter_mut().find(|(g, _)| *g == f) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((f, 1)),
+        }
+    }
+    let best = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    counts
+        .into_iter()
+        .find(|(_, n)| *n == best)
+        .map(|(f, _)| f)
+        .unwrap_or_default()
+}
+
 /// Builds one scenario per stream of `t` that has at least one request.
 pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScenario> {
     let tok = Tokenizer::new(opts.encoding);
@@ -323,6 +342,10 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
     let agent_tools = tools_of(StreamKind::Agent);
     let mut out = Vec::new();
     let mut main_ttl: Option<Ttl> = None;
+    let compaction_logged = t
+        .streams
+        .iter()
+        .any(|s| s.kind == StreamKind::Agent && s.name.starts_with("agent-acompact-"));
     for s in &t.streams {
         if s.requests().next().is_none() {
             continue;
@@ -331,7 +354,17 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
             StreamKind::Main => (None, &main_tools),
             StreamKind::Agent => (agent_static, &agent_tools),
         };
-        let b = build_stream(t, s, &tok, origin, fixed, tools, opts, main_ttl);
+        let inputs = StreamInputs {
+            t,
+            tok: &tok,
+            origin,
+            fixed_static: fixed,
+            tool_names: tools,
+            opts,
+            main_ttl,
+            compaction_logged,
+        };
+        let b = build_stream(s, inputs);
         if s.kind == StreamKind::Agent && agent_static.is_none() {
             agent_static = Some(b.static_tokens);
         }
@@ -426,16 +459,38 @@ fn is_write(name: &str) -> bool {
     DEFAULT_WRITE_TOOLS.contains(&name)
 }
 
-fn build_stream(
-    t: &Transcript,
-    s: &Stream,
-    tok: &Tokenizer,
+/// What the scenario of one stream is built from, besides the stream itself.
+#[derive(Clone, Copy)]
+struct StreamInputs<'a> {
+    /// The transcript the stream belongs to.
+    t: &'a Transcript,
+    /// Weights the split of recorded prompt growth over the pieces of text.
+    tok: &'a Tokenizer,
+    /// Epoch ms of the transcript's earliest record: scenario time 0.
     origin: u64,
+    /// The static prefix's size when fixed by the session (subagents share one), else `None`.
     fixed_static: Option<u64>,
-    tool_names: &[String],
-    opts: &ImportOptions,
+    /// The tools every stream of this kind lists.
+    tool_names: &'a [String],
+    opts: &'a ImportOptions,
+    /// The main thread's TTL class (a fork writes it).
     main_ttl: Option<Ttl>,
-) -> Built {
+    /// A fork file (`agent-acompact-*`) logs the compaction's summarisation request itself, so
+    /// the main stream's `compact` steps send none of their own.
+    compaction_logged: bool,
+}
+
+fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
+    let StreamInputs {
+        t,
+        tok,
+        origin,
+        fixed_static,
+        tool_names,
+        opts,
+        main_ttl,
+        compaction_logged,
+    } = inputs;
     // Cut the stream into: items before the first request, then (request, items after it).
     let mut pre: Vec<&Item> = Vec::new();
     let mut rounds: Vec<(&ApiRequest, Vec<&Item>)> = Vec::new();
@@ -450,7 +505,7 @@ fn build_stream(
     }
     let mut notes = Vec::new();
     let first = rounds[0].0;
-    let model = model_family(&first.model);
+    let model = majority_family(rounds.iter().map(|(r, _)| r.model.as_str()));
     for (r, _) in &rounds {
         if model_family(&r.model) != model {
             notes.push(format!(
@@ -492,9 +547,20 @@ fn build_stream(
         .map(|i| weight(tok, &text_of(i)))
         .collect();
     let pre_sum: u64 = pre_weights.iter().sum();
+    // The static prefix is sent with every request of the stream: it never exceeds a later
+    // prompt of the stream's own model (a first request that carried context the transcript
+    // does not log, or a side request on another model, must not size it).
+    let cap = rounds
+        .iter()
+        .skip(1)
+        .filter(|(r, _)| model_family(&r.model) == model)
+        .map(|(r, _)| r.usage.prompt_tokens().saturating_sub(1))
+        .min()
+        .unwrap_or(u64::MAX);
     let static_tokens = fixed_static
         .unwrap_or_else(|| p1.saturating_sub(pre_sum))
-        .min(p1);
+        .min(p1)
+        .min(cap);
     let pre_sizes = apportion(p1 - static_tokens, &pre_weights);
     let shared_prefix = match s.kind {
         StreamKind::Main => first.usage.cache_read_input_tokens.min(static_tokens),
@@ -618,12 +684,20 @@ fn build_stream(
     let mut inferred_steps: Vec<usize> = Vec::new();
     let mut timeline: Vec<SendTime> = Vec::new();
     for (k, (r, after)) in rounds.iter().enumerate() {
-        // Sent when the last item before it was written; a response written long after that
-        // (a stall) was still sent then.
-        let sent = if k == 0 {
+        // Sent when the last item before it was written; a response written minutes after that
+        // (a slow first block) was still sent then. A response written more than
+        // `LATE_SEND_MS` after its input was not that slow: the machine slept and the request
+        // went out when it woke (shared notes: responses 53-130 min after their input), so it
+        // was sent at its first record.
+        let input = if k == 0 {
             sent_at(first, &pre)
         } else {
             sent_at(r, &rounds[k - 1].1)
+        };
+        let sent = if r.first_at_ms.saturating_sub(input) > LATE_SEND_MS {
+            r.first_at_ms
+        } else {
+            input
         };
         steps.extend(wait(sent.saturating_sub(clock)));
         clock = t
@@ -812,7 +886,17 @@ fn build_stream(
                         pre_plan = mode;
                         mode = Mode::Plan;
                     }
-                    if is_error {
+                    // Claude Code's "clear context and implement" approval is logged as an error
+                    // result (the plan tool's call was cut off), then a user message that starts
+                    // the new conversation from the plan: an approval, not a rejection.
+                    let clears = is_error && after.iter().any(starts_from_plan);
+                    if clears {
+                        notes.push(format!(
+                            "request {}: plan approved with \"clear context\": the conversation restarts from the plan",
+                            r.request_id
+                        ));
+                    }
+                    if is_error && !clears {
                         // The machine reads the plan from the call; a rejection's result carries
                         // only the feedback, so the plan's size is its own token count.
                         call.plan_tokens = Some(clamp(weight(tok, input).max(1)));
@@ -886,12 +970,14 @@ fn build_stream(
                         steps.extend(wait(at_ms.saturating_sub(clock)));
                         clock = clock.max(*at_ms);
                         let at = clock.saturating_sub(origin);
-                        timeline.push(SendTime {
-                            sent_ms: at,
-                            visible_ms: at,
-                            finished_ms: at,
-                        });
-                        steps.push(compact(p.tokens, true));
+                        if !compaction_logged {
+                            timeline.push(SendTime {
+                                sent_ms: at,
+                                visible_ms: at,
+                                finished_ms: at,
+                            });
+                        }
+                        steps.push(compact(p.tokens, !compaction_logged));
                         msgs.clear();
                         if context_tokens.is_some() {
                             msgs.push((context_size, None));
@@ -970,17 +1056,14 @@ fn build_stream(
                 // the conversation is edited at its first changed message. Where that is
                 // follows from the sizes: the new prompt keeps the longest run of messages that,
                 // with the text added since, fits in it.
+                // A prompt that shrinks with no record of why was, in most real cases, sent as
+                // a new conversation (a rewind to the start, "clear context" after a plan, a
+                // re-sent resume): the read falls back to the static prefix. (Shared notes on
+                // Claude Code records: 14 of 19 such shrinks read only tools + system.)
                 let total = p_next.saturating_sub(static_tokens);
-                let new: u64 = pieces
-                    .iter()
-                    .zip(&answered)
-                    .skip(1)
-                    .filter(|(_, a)| !**a)
-                    .map(|(p, _)| p.tokens)
-                    .sum();
-                steps.push(shrink(&mut msgs, total.saturating_sub(new), total));
+                steps.push(shrink(&mut msgs, 0, total));
                 let what = format!(
-                    "prompt shrank from {} to {p_next} tokens with no compaction record: replayed as an edit at the first changed message",
+                    "prompt shrank from {} to {p_next} tokens with no compaction record: replayed as a new conversation after the static prefix",
                     r.usage.prompt_tokens()
                 );
                 notes.push(format!("request {}: {what}", rounds[k + 1].0.request_id));
@@ -1144,6 +1227,11 @@ fn classify_break(
     })
 }
 
+/// A first response record written more than this long after its input means the request was
+/// sent late (the machine slept), not that the model took this long to answer: no first block of
+/// a real request takes 10 minutes.
+pub const LATE_SEND_MS: u64 = 10 * 60 * 1000;
+
 /// The mark of an event placed from a billed cache read (`billed` mode only).
 pub const INFERRED: &str = "inferred from billed cache_read";
 
@@ -1161,6 +1249,12 @@ enum Boundary {
     EarlyEdit(String, bool),
     /// The tools or the system prompt changed (description, inferred from a billed read).
     ToolsChanged(String, bool),
+}
+
+/// A user message that starts a conversation from an approved plan (Claude Code's "clear
+/// context" approval).
+fn starts_from_plan(i: &&Item) -> bool {
+    matches!(i, Item::User { text, .. } if text.trim_start().starts_with("Implement the following plan"))
 }
 
 /// The tool_use id of a tool-result item.

@@ -24,6 +24,7 @@ use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
 use crate::scenario::Session;
 use crate::strategy::{self, Strategy};
 
+mod fork;
 pub mod naive;
 mod report;
 
@@ -444,10 +445,28 @@ pub fn validate(
             .iter()
             .map(|imp| vec![CacheOutcome::default(); imp.timeline.len()])
             .collect();
-        for (_, s, k, req, at) in &sent {
-            let o = cache.lookup(req);
-            cache.store(req, &o, at.visible_ms, at.finished_ms);
-            outcomes[*s][*k] = o;
+        let forks: Vec<bool> = imported
+            .iter()
+            .map(|i| i.kind == StreamKind::Agent && crate::import::is_fork(&i.stream))
+            .collect();
+        let main = imported.iter().position(|i| i.kind == StreamKind::Main);
+        // The request each stream last sent, as the cache saw it (a fork starts from the main
+        // thread's latest, see [`fork`]).
+        let mut last: Vec<Option<Request>> = vec![None; imported.len()];
+        for (_, s, k, req, at) in sent {
+            let base = match (forks[s], k) {
+                (true, 0) => main.and_then(|m| last[m].as_ref()),
+                (true, _) => last[s].as_ref(),
+                _ => None,
+            };
+            let req = match base {
+                Some(b) => fork::fork_request(&req, b, req.prompt_tokens(), k, &tokenizer),
+                None => req,
+            };
+            let o = cache.lookup(&req);
+            cache.store(&req, &o, at.visible_ms, at.finished_ms);
+            outcomes[s][k] = o;
+            last[s] = Some(req);
         }
         // 3. Each stream priced with the outcomes the shared cache gave.
         for ((imp, session), outcomes) in imported.iter().zip(&sessions).zip(outcomes) {
@@ -716,7 +735,13 @@ fn compare(
             (None, Some(b)) => (0, b),
             (None, None) => (u.cache_creation_input_tokens, 0),
         };
-        let model = &imp.scenario.model;
+        // Each request is priced at the model it ran on (the scenario's where that is unknown).
+        let own = crate::import::scenario::model_family(&rec.model);
+        let model = if prices.get(&own).is_some() {
+            &own
+        } else {
+            &imp.scenario.model
+        };
         let prev = out.last();
         let recorded_break = prev.is_some_and(|p| {
             (u.cache_read_input_tokens as f64) < opts.break_threshold * p.recorded_prompt as f64
