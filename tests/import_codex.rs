@@ -39,11 +39,14 @@ fn doubled_token_count_events_give_one_request_per_model_call() {
     assert!(t.skipped.is_empty(), "{:?}", t.skipped);
     let reqs: Vec<_> = t.streams[0].requests().collect();
     assert_eq!(reqs.len(), 6, "one request per model call, not per event");
-    // (prompt, cached) as billed (the module comment gives the rule):
+    // (prompt, cached) as billed (the module comment of `import::codex` gives the rule: within a
+    // turn the whole previous response, reasoning included, is repeated and cached; a new user
+    // turn drops the last turn's reasoning):
     // 1: cold 9,200.
-    // 2: 9,881; call 1 reasoned, so the match ends at its prompt: 9,200 -> 71 x 128 = 9,088.
-    // 3: 10,565; call 2 did not reason: 9,881 + 26 visible = 9,907 -> 77 x 128 = 9,856.
-    // 4: 10,612; call 3 reasoned: 10,565 -> 82 x 128 = 10,496.
+    // 2: 9,881, same turn: 9,200 + 156 output (128 reasoning + 28 visible) = 9,356 -> 73 x 128
+    //    = 9,344.
+    // 3: 10,565, same turn: 9,881 + 26 = 9,907 -> 77 x 128 = 9,856.
+    // 4: 10,612, a new user turn: the turn began at call 1's prompt, 9,200 -> 71 x 128 = 9,088.
     // 5: after the compaction, 9,262; the instructions prefix (9,185) -> 71 x 128 = 9,088.
     // 6: 9,731; 9,262 + 21 visible = 9,283 -> 72 x 128 = 9,216.
     let got: Vec<(u64, u64)> = reqs
@@ -54,9 +57,9 @@ fn doubled_token_count_events_give_one_request_per_model_call() {
         got,
         vec![
             (9_200, 0),
-            (9_881, 9_088),
+            (9_881, 9_344),
             (10_565, 9_856),
-            (10_612, 10_496),
+            (10_612, 9_088),
             (9_262, 9_088),
             (9_731, 9_216)
         ]
@@ -65,7 +68,9 @@ fn doubled_token_count_events_give_one_request_per_model_call() {
     assert_eq!(reqs[0].usage.output_tokens, 156);
     let reasoning: Vec<u64> = reqs.iter().map(|r| r.usage.reasoning_tokens).collect();
     assert_eq!(reasoning, vec![128, 0, 64, 0, 0, 0]);
-    // The replayed turns carry it: generated, billed, not repeated in the next prompt.
+    // The replayed turns carry it as output the next prompt does not repeat only where the turn
+    // ends: within a turn (calls 1 and 3 are followed by calls of their turn) it is part of the
+    // reply the next prompt repeats.
     let s = build_scenarios(&t, &ImportOptions::default());
     let turns: Vec<u32> = s[0]
         .scenario
@@ -76,7 +81,7 @@ fn doubled_token_count_events_give_one_request_per_model_call() {
             _ => None,
         })
         .collect();
-    assert_eq!(turns, vec![128, 0, 64, 0, 0, 0]);
+    assert_eq!(turns, vec![0, 0, 64, 0, 0, 0]);
     assert!(reqs.iter().all(|r| r.model == "gpt-5.3-codex"));
     assert!(reqs
         .iter()

@@ -60,7 +60,9 @@ fn a_shrink_without_a_record_is_a_new_conversation_after_the_static_prefix() {
     assert_eq!((w4.recorded_read, w4.predicted_read), (14999, 14999));
     assert!(w4.recorded_break && w4.predicted_break);
     assert_eq!(w4.predicted_prompt, w4.recorded_prompt);
-    assert!(w4.events.contains("new conversation after the static prefix"));
+    assert!(w4
+        .events
+        .contains("new conversation after the static prefix"));
 }
 
 #[test]

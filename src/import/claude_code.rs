@@ -279,6 +279,7 @@ impl Parser {
             initial_mode: Mode::Default,
             version: None,
             items: Vec::new(),
+            harness: super::Harness::ClaudeCode,
         });
         self.streams.len() - 1
     }
@@ -523,10 +524,9 @@ impl Parser {
             return false;
         }
         self.streams[stream].items.iter().any(|i| match (i, item) {
-            (
-                Item::ToolResult { tool_use_id: a, .. },
-                Item::ToolResult { tool_use_id: b, .. },
-            ) => a == b,
+            (Item::ToolResult { tool_use_id: a, .. }, Item::ToolResult { tool_use_id: b, .. }) => {
+                a == b
+            }
             (Item::User { text: a, .. }, Item::User { text: b, .. }) => a == b,
             _ => false,
         })
@@ -535,7 +535,10 @@ impl Parser {
     /// Adds a user item unless it is a resumed stream's copy of one it holds.
     fn push_user(&mut self, n: usize, stream: usize, item: Item) {
         if self.repeated(stream, &item) {
-            return self.skip(n, "user record written again (a resumed session): counted once");
+            return self.skip(
+                n,
+                "user record written again (a resumed session): counted once",
+            );
         }
         self.push(stream, item);
     }

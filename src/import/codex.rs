@@ -19,6 +19,15 @@
 //!   rebuilds the conversation from the summary but keeps its instructions prefix (base
 //!   instructions and tools), so the record becomes a compaction item and the replay keeps the
 //!   static prefix.
+//! - Reasoning within a turn. Codex keeps every `reasoning` item (with its encrypted content) in
+//!   the history it sends (openai/codex `codex-rs/core/src/context_manager/history.rs`,
+//!   `for_prompt`), and the Responses API ignores the reasoning items from before the last user
+//!   message (the same file counts "non-last" reasoning tokens apart because the server's usage
+//!   leaves them out). So a request within a turn repeats the previous response whole, reasoning
+//!   included, and reads past the previous prompt; a request that starts a new turn drops the
+//!   last turn's reasoning and reads up to where that turn began. In the bundled rollouts 260 of
+//!   432 requests within a turn read past the previous prompt, and 34 of 46 new turns read
+//!   within one 128-token unit of the previous turn's first prompt or less.
 //! - The static prefix (instructions + tools) is not in the rollout. The import sizes it from
 //!   content, as for every harness: the first prompt's recorded size minus the token counts of
 //!   the first messages (prompt sizes from the recorded totals are allowed in every mode). The
@@ -101,7 +110,14 @@ pub fn parse(text: &str) -> Transcript {
                             first_at.get_or_insert(at_ms);
                             pending.push(Block::Text(text));
                         }
-                        _ => items.push(Item::User { text, at_ms }),
+                        // Only a user message starts a turn; developer and system messages
+                        // (permission and environment updates) are text like a reminder.
+                        Some("user") => items.push(Item::User { text, at_ms }),
+                        role => items.push(Item::Reminder {
+                            kind: role.unwrap_or("message").to_string(),
+                            text,
+                            at_ms,
+                        }),
                     }
                 }
                 "function_call" | "custom_tool_call" | "local_shell_call" => {
@@ -210,6 +226,7 @@ pub fn parse(text: &str) -> Transcript {
             initial_mode: Mode::Default,
             version: None,
             items,
+            harness: super::Harness::Codex,
         }],
         lines,
         skipped,

@@ -71,6 +71,9 @@ pub struct Stream {
     pub version: Option<String>,
     /// Everything that happened in this stream, in log order.
     pub items: Vec<Item>,
+    /// The harness that wrote the stream: what it re-sends decides how its prompts continue
+    /// (see [`Harness::reasoning_in_turn`], [`Harness::shrink_restarts`]).
+    pub harness: Harness,
 }
 
 impl Stream {
@@ -264,13 +267,31 @@ pub fn parse_time_ms(s: &str) -> Option<u64> {
 }
 
 /// Which harness wrote a log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Harness {
+    #[default]
     ClaudeCode,
     Codex,
 }
 
 impl Harness {
+    /// Whether the harness re-sends the reasoning of the current turn. Codex keeps its
+    /// `reasoning` items in the history it sends and the Responses API drops the ones from before
+    /// the last user message (see [`codex`]): within a turn the whole previous response is
+    /// repeated, and a new turn drops the last turn's reasoning. Claude Code's thinking never
+    /// reaches a later prompt as billed input.
+    pub fn reasoning_in_turn(self) -> bool {
+        self == Harness::Codex
+    }
+
+    /// Whether a prompt that shrinks with no record of why is a new conversation (Claude Code:
+    /// 14 of 19 such shrinks in the shared notes' corpus read only tools + system) rather than
+    /// an edit at the first changed message (Codex: its rollouts read on past a shrink within a
+    /// turn, as its history truncation edits old items in place).
+    pub fn shrink_restarts(self) -> bool {
+        self == Harness::ClaudeCode
+    }
+
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "claude-code" => Ok(Harness::ClaudeCode),

@@ -83,9 +83,9 @@ impl TtlChoice {
         match s {
             "auto" => Ok(TtlChoice::Auto),
             "version" => Ok(TtlChoice::Version),
-            other => super::parse_ttl(other).map(TtlChoice::Fixed).map_err(|_| {
-                format!("`{other}` is not a TTL choice; use auto, version, 5m or 1h")
-            }),
+            other => super::parse_ttl(other)
+                .map(TtlChoice::Fixed)
+                .map_err(|_| format!("`{other}` is not a TTL choice; use auto, version, 5m or 1h")),
         }
     }
 }
@@ -582,12 +582,20 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
     };
 
     // What happened between consecutive requests, judged from the usage and the records.
+    // Where each turn began (Codex: the reasoning of a turn is dropped when the next begins).
+    let turn_starts = turn_starts(&rounds);
     let boundaries: Vec<Boundary> = rounds
         .windows(2)
-        .map(|w| {
+        .enumerate()
+        .map(|(k, w)| {
             let (r, after) = (&w[0].0, &w[0].1);
             let next = w[1].0;
             let compacted = after.iter().any(|i| matches!(i, Item::Compaction { .. }));
+            let new_turn = after.iter().any(|i| matches!(i, Item::User { .. }));
+            if s.harness.reasoning_in_turn() && new_turn && !compacted {
+                let start = rounds[turn_starts[k]].0.usage.prompt_tokens();
+                return Boundary::TurnStart(start.saturating_sub(static_tokens));
+            }
             let cleared = after.iter().find_map(|i| match i {
                 Item::Cleared { tool_use_ids, .. } => Some(tool_use_ids.clone()),
                 _ => None,
@@ -738,6 +746,14 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
             .map(Block::visible_text)
             .collect::<Vec<_>>()
             .join("\n");
+        // Within a turn, a harness that re-sends the turn's reasoning (Codex) repeats it in the
+        // next prompt: it is part of the reply the next prompt starts with, and the cache holds
+        // it as generated. (The recorded reasoning count is output usage, not a cache figure.)
+        let carried = s.harness.reasoning_in_turn()
+            && boundaries
+                .get(k)
+                .is_some_and(|b| !matches!(b, Boundary::TurnStart(_) | Boundary::Compact));
+        let reasoning = if carried { r.usage.reasoning_tokens } else { 0 };
         let mut pieces = vec![Piece {
             item: None,
             weight: weight(tok, &reply_text),
@@ -783,7 +799,12 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
                 notes.push(format!("request {}: {what}", next.request_id));
                 events_next.push(what);
             }
-            Some(_) if matches!(boundary, Boundary::Cleared(_) | Boundary::Rewind) => {
+            Some(_)
+                if matches!(
+                    boundary,
+                    Boundary::Cleared(_) | Boundary::Rewind | Boundary::TurnStart(_)
+                ) =>
+            {
                 // The prompt shrank in place: new pieces keep their own sizes; the step that
                 // shrinks the conversation makes up the rest (below).
                 for p in pieces.iter_mut() {
@@ -793,9 +814,21 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
             Some((next, _)) => {
                 let p_now = r.usage.prompt_tokens();
                 let p_next = next.usage.prompt_tokens();
-                let w: Vec<u64> = pieces.iter().map(|p| p.weight).collect();
-                for (p, n) in pieces.iter_mut().zip(apportion(p_next - p_now, &w)) {
-                    p.tokens = n;
+                let growth = p_next - p_now;
+                if carried && pieces.len() > 1 {
+                    // The whole response (reasoning and visible output, as billed) is repeated:
+                    // its size is known; the pieces after it share the rest.
+                    pieces[0].tokens = r.usage.output_tokens.min(growth);
+                    let w: Vec<u64> = pieces[1..].iter().map(|p| p.weight).collect();
+                    let rest = apportion(growth - pieces[0].tokens, &w);
+                    for (p, n) in pieces[1..].iter_mut().zip(rest) {
+                        p.tokens = n;
+                    }
+                } else {
+                    let w: Vec<u64> = pieces.iter().map(|p| p.weight).collect();
+                    for (p, n) in pieces.iter_mut().zip(apportion(growth, &w)) {
+                        p.tokens = n;
+                    }
                 }
                 let what = match &boundary {
                     Boundary::EarlyEdit(w, _) if context_tokens.is_some() => {
@@ -929,8 +962,9 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
             tokens: Some(clamp(pieces[0].tokens)),
             calls,
             model: (family != model && !r.model.is_empty()).then_some(family),
-            // Recorded reasoning (Codex): billed output that the next prompt does not repeat.
-            reasoning_tokens: clamp(r.usage.reasoning_tokens),
+            // Recorded reasoning (Codex): billed output that the next prompt does not repeat,
+            // unless the turn goes on (then it is part of the reply, above).
+            reasoning_tokens: clamp(r.usage.reasoning_tokens - reasoning),
             ..Turn::default()
         }));
         msgs.push((pieces[0].tokens, None));
@@ -1051,19 +1085,40 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
             msgs.push((n, None));
         }
         match (boundaries.get(k), p_next) {
+            (Some(Boundary::TurnStart(keep)), Some(p_next)) => {
+                // A new turn: the last turn's reasoning items leave the prompt, which is the
+                // same up to where that turn began.
+                let total = p_next.saturating_sub(static_tokens);
+                steps.push(shrink(&mut msgs, *keep, total));
+            }
             (Some(Boundary::Rewind), Some(p_next)) => {
                 // The prompt shrank with no record saying why (a rewind, a cleared attachment):
                 // the conversation is edited at its first changed message. Where that is
                 // follows from the sizes: the new prompt keeps the longest run of messages that,
                 // with the text added since, fits in it.
-                // A prompt that shrinks with no record of why was, in most real cases, sent as
-                // a new conversation (a rewind to the start, "clear context" after a plan, a
-                // re-sent resume): the read falls back to the static prefix. (Shared notes on
-                // Claude Code records: 14 of 19 such shrinks read only tools + system.)
+                // A Claude Code prompt that shrinks with no record of why was, in most real cases,
+                // sent as a new conversation (a rewind to the start, "clear context" after a plan,
+                // a re-sent resume): the read falls back to the static prefix. A Codex prompt is
+                // edited in place. See `Harness::shrink_restarts`.
                 let total = p_next.saturating_sub(static_tokens);
-                steps.push(shrink(&mut msgs, 0, total));
+                let what = if s.harness.shrink_restarts() {
+                    steps.push(shrink(&mut msgs, 0, total));
+                    "a new conversation after the static prefix"
+                } else {
+                    // Edited at its first changed message: the new prompt keeps the longest
+                    // run of messages that, with the text added since, fits in it.
+                    let new: u64 = pieces
+                        .iter()
+                        .zip(&answered)
+                        .skip(1)
+                        .filter(|(_, a)| !**a)
+                        .map(|(p, _)| p.tokens)
+                        .sum();
+                    steps.push(shrink(&mut msgs, total.saturating_sub(new), total));
+                    "an edit at the first changed message"
+                };
                 let what = format!(
-                    "prompt shrank from {} to {p_next} tokens with no compaction record: replayed as a new conversation after the static prefix",
+                    "prompt shrank from {} to {p_next} tokens with no compaction record: replayed as {what}",
                     r.usage.prompt_tokens()
                 );
                 notes.push(format!("request {}: {what}", rounds[k + 1].0.request_id));
@@ -1245,10 +1300,32 @@ enum Boundary {
     Cleared(Vec<String>),
     /// The prompt shrank with no record: edited at its first changed message.
     Rewind,
+    /// A new user turn of a harness that re-sends only the current turn's reasoning (Codex):
+    /// the conversation is kept up to where the last turn began (message tokens).
+    TurnStart(u64),
     /// An early context block changed (description, inferred from a billed read).
     EarlyEdit(String, bool),
     /// The tools or the system prompt changed (description, inferred from a billed read).
     ToolsChanged(String, bool),
+}
+
+/// For each request, the index of the first request of its turn: a turn begins at the first
+/// request and at every request after a user message.
+fn turn_starts(rounds: &[(&ApiRequest, Vec<&Item>)]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(rounds.len());
+    let mut start = 0;
+    for k in 0..rounds.len() {
+        if k > 0
+            && rounds[k - 1]
+                .1
+                .iter()
+                .any(|i| matches!(i, Item::User { .. }))
+        {
+            start = k;
+        }
+        out.push(start);
+    }
+    out
 }
 
 /// A user message that starts a conversation from an approved plan (Claude Code's "clear
@@ -1366,9 +1443,13 @@ pub fn billed_class<'a>(usages: impl Iterator<Item = &'a Usage>) -> Option<Ttl> 
 /// `agent-aside_question-*`) re-send the main thread's prompt with one instruction appended, and
 /// write its TTL class (shared notes on Claude Code records).
 pub fn is_fork(stream: &str) -> bool {
-    ["agent-acompact-", "agent-aprompt_suggestion-", "agent-aside_question-"]
-        .iter()
-        .any(|p| stream.starts_with(p))
+    [
+        "agent-acompact-",
+        "agent-aprompt_suggestion-",
+        "agent-aside_question-",
+    ]
+    .iter()
+    .any(|p| stream.starts_with(p))
 }
 
 #[cfg(test)]

@@ -94,7 +94,11 @@ mod tests {
         let tok = Tokenizer::new(Encoding::O200kBase);
         let main = req(
             "main",
-            vec![seg("a", 1000, &tok), seg("b", 500, &tok), seg("c", 300, &tok)],
+            vec![
+                seg("a", 1000, &tok),
+                seg("b", 500, &tok),
+                seg("c", 300, &tok),
+            ],
         );
         let own = req("agent-acompact-1", vec![seg("x", 1900, &tok)]);
         // 1,900 recorded: the whole main prompt (1,800) plus a 100-token instruction.

@@ -138,7 +138,10 @@ impl RequestCheck {
         )
     }
     fn naive_read_error(&self) -> f64 {
-        ratio(self.naive_read.abs_diff(self.recorded_read), self.recorded_prompt)
+        ratio(
+            self.naive_read.abs_diff(self.recorded_read),
+            self.recorded_prompt,
+        )
     }
     fn naive_creation_error(&self) -> f64 {
         ratio(
@@ -484,11 +487,8 @@ pub fn validate(
                 .into_iter()
                 .filter(|r| r.kind == "reply")
                 .collect();
-            let naive = NaiveRule::for_stream(
-                &opts.cache,
-                &config,
-                imp.ttl.unwrap_or(Ttl::FiveMinutes),
-            );
+            let naive =
+                NaiveRule::for_stream(&opts.cache, &config, imp.ttl.unwrap_or(Ttl::FiveMinutes));
             let checks = compare(&t.name, imp, &rows, &env.prices, opts, &naive);
             let ttl_ms = imp.ttl.unwrap_or(Ttl::FiveMinutes).millis();
             out.unexplained.extend(unexplained(&checks, imp, ttl_ms));
@@ -749,9 +749,8 @@ fn compare(
         let predicted_break = prev.is_some_and(|p| {
             (row.cache_read_input_tokens as f64) < opts.break_threshold * p.predicted_prompt as f64
         });
-        let naive_break = prev.is_some_and(|p| {
-            (nv.read as f64) < opts.break_threshold * p.recorded_prompt as f64
-        });
+        let naive_break = prev
+            .is_some_and(|p| (nv.read as f64) < opts.break_threshold * p.recorded_prompt as f64);
         let (n5, n1) = match naive.writes {
             Some(Ttl::OneHour) => (0, nv.creation),
             _ => (nv.creation, 0),

@@ -125,7 +125,12 @@ mod tests {
     fn openai_reads_whole_units_above_the_minimum_and_writes_nothing() {
         let rule = NaiveRule::for_stream("openai", &CacheConfig::default(), Ttl::FiveMinutes);
         // 2,006 -> 1,920 (15 x 128, the provider's own example); 1,000 is below 1,024.
-        let reqs = [req(2_006, 0, 1), req(2_100, 10, 11), req(1_000, 20, 21), req(1_100, 30, 31)];
+        let reqs = [
+            req(2_006, 0, 1),
+            req(2_100, 10, 11),
+            req(1_000, 20, 21),
+            req(1_100, 30, 31),
+        ];
         let r = rule.reads(&reqs);
         let reads: Vec<u64> = r.iter().map(|x| x.read).collect();
         assert_eq!(reads, vec![0, 1_920, 0, 0]);
