@@ -213,6 +213,10 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
             (TranscriptKind::ClaudeCode, Some((project_dir, session))) => {
                 (project_dir, session, true)
             }
+            (TranscriptKind::ClaudeCode, None) => match sibling_agent_session(f) {
+                Some(session) => (dir, session, true),
+                None => (dir, stem_of(f), false),
+            },
             _ => (dir, stem_of(f), false),
         };
         let project = match kind {
@@ -255,7 +259,8 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
         // A main Claude Code file brings its subagent files (`<session>/subagents/agent-*.jsonl`)
         // along: they ran against the same account cache, so they belong in its replay.
         if let (TranscriptKind::ClaudeCode, Some(main)) = (s.kind, &s.main) {
-            for f in subagent_files_of(main)? {
+            let siblings = sibling_agents_of(main, &s.session_id);
+            for f in subagent_files_of(main)?.into_iter().chain(siblings) {
                 if !s.subagents.contains(&f) {
                     s.subagents.push(f);
                 }
@@ -264,6 +269,42 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
         s.subagents.sort();
     }
     Ok(out)
+}
+
+/// Claude Code 2.0.x writes a subagent as `<project>/agent-<id>.jsonl` beside the main file,
+/// tied to its session by the `sessionId` its records carry (2.1.x uses
+/// `<session>/subagents/`): the session id of such a file, read from its first records.
+fn sibling_agent_session(path: &Path) -> Option<String> {
+    use std::io::BufRead;
+    if !name_of(path).starts_with("agent-") || subagent_session(path).is_some() {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    std::io::BufReader::new(file)
+        .lines()
+        .take(20)
+        .map_while(Result::ok)
+        .find_map(|line| {
+            let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+            v.get("sessionId")?.as_str().map(str::to_string)
+        })
+}
+
+/// The 2.0.x subagent files (`agent-*.jsonl`) beside a main transcript that name its session.
+fn sibling_agents_of(main: &Path, session: &str) -> Vec<PathBuf> {
+    let Some(dir) = main.parent() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| sibling_agent_session(p).as_deref() == Some(session))
+        .collect();
+    files.sort();
+    files
 }
 
 /// The subagent files beside a main Claude Code transcript `<session>.jsonl`:

@@ -939,7 +939,11 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
                     } else {
                         call.plan_tokens = Some(clamp(size));
                         plan_answer = Some(Step::Approve(Target::Exit));
-                        mode = pre_plan;
+                        // A session that started in plan mode leaves it for the default mode.
+                        mode = match pre_plan {
+                            Mode::Plan => Mode::Default,
+                            m => m,
+                        };
                     }
                     if let Some(j) = idx {
                         answered[j] = true;
