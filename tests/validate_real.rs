@@ -125,3 +125,60 @@ fn every_codex_rollout_is_read_as_codex() {
         assert!(t.streams.iter().all(|s| s.harness == Harness::Codex));
     }
 }
+
+#[test]
+fn strategies_differ_on_an_imported_session_once_tools_are_sized() {
+    // Tools are sized from Claude Code's published descriptions, so a design that rewrites the
+    // tools array (toolset-swap) pays for it on a user's own session, where permission-mode
+    // (tools and system byte-identical) does not.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.toml");
+    let bin = env!("CARGO_BIN_EXE_plancache");
+    let st = std::process::Command::new(bin)
+        .args(["import", "claude-code"])
+        .arg(real("claude-code/cctrace/main.jsonl"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("# Tool sizes are estimates"));
+    let run = std::process::Command::new(bin)
+        .arg("run")
+        .arg(&out)
+        .args([
+            "--strategy",
+            "toolset-swap,permission-mode",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let cost = |s: &str| {
+        v["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["strategy"] == s)
+            .unwrap()["cost_usd"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        cost("toolset-swap") > cost("permission-mode") * 1.02,
+        "{} vs {}",
+        cost("toolset-swap"),
+        cost("permission-mode")
+    );
+}

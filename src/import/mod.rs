@@ -9,6 +9,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod discover;
 pub mod scenario;
+pub mod tool_sizes;
 
 use std::fmt;
 

@@ -13,7 +13,8 @@
 //! which is reported.
 
 use super::{
-    harness_ttl, ApiRequest, Block, Item, PrefixChange, Stream, StreamKind, Transcript, Usage,
+    harness_ttl, ApiRequest, Block, Harness, Item, PrefixChange, Stream, StreamKind, Transcript,
+    Usage,
 };
 use crate::plan_mode::Mode;
 use crate::prompt::{Encoding, TokenSource, Tokenizer, Ttl};
@@ -168,6 +169,15 @@ impl ImportedScenario {
             comment_safe(source),
             comment_safe(&self.stream)
         );
+        if self
+            .scenario
+            .tools
+            .iter()
+            .any(|t| t.tokens.unwrap_or(0) > 0)
+        {
+            head.push_str("# Tool sizes are estimates from Claude Code 2.1.240's published tool descriptions (data/claude-code-prompt-pieces.md); the system block holds the rest of the static prefix.
+");
+        }
         if let Some(t) = self.ttl {
             head.push_str(&format!(
                 "# Cache TTL of the harness: {} ({})\n",
@@ -332,6 +342,17 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
                             names.push(name.clone());
                         }
                     }
+                }
+            }
+        }
+        // Claude Code offers its core toolset whether or not a session calls it.
+        if t.streams
+            .first()
+            .is_some_and(|s| s.harness == Harness::ClaudeCode)
+        {
+            for b in super::tool_sizes::BUILT_IN {
+                if !names.iter().any(|n| n == b) {
+                    names.push(b.to_string());
                 }
             }
         }
@@ -568,17 +589,25 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
     };
     // Only the main stream is split at the block an earlier session wrote, and only in `billed`
     // mode (the split is placed from a cache read); subagents share one static block.
-    let system = if billed
-        && s.kind == StreamKind::Main
-        && shared_prefix > 0
-        && shared_prefix < static_tokens
-    {
+    // The tools array's share of the static prefix: estimated from Claude Code's published tool
+    // descriptions (the transcript logs no definition), the system block holds the rest.
+    let split =
+        billed && s.kind == StreamKind::Main && shared_prefix > 0 && shared_prefix < static_tokens;
+    let tool_tokens: Vec<u32> = match s.harness {
+        Harness::ClaudeCode => super::tool_sizes::sized(
+            tool_names,
+            if split { shared_prefix } else { static_tokens },
+        ),
+        Harness::Codex => vec![0; tool_names.len()],
+    };
+    let tools_size: u64 = tool_tokens.iter().map(|&n| n as u64).sum();
+    let system = if split {
         Blocks::Many(vec![
-            Content::tokens(clamp(shared_prefix)),
+            Content::tokens(clamp(shared_prefix - tools_size)),
             Content::tokens(clamp(static_tokens - shared_prefix)),
         ])
     } else {
-        Blocks::One(Content::tokens(clamp(static_tokens)))
+        Blocks::One(Content::tokens(clamp(static_tokens - tools_size)))
     };
 
     // What happened between consecutive requests, judged from the usage and the records.
@@ -1161,16 +1190,18 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
     let (ttl, ttl_source) = stream_ttl(s, &rounds, opts, main_ttl);
     let tools: Vec<ToolDef> = tool_names
         .iter()
-        .map(|n| ToolDef {
+        .zip(&tool_tokens)
+        .map(|(n, &size)| ToolDef {
             name: n.clone(),
             access: Some(if is_write(n) {
                 Access::Write
             } else {
                 Access::Read
             }),
-            // The transcript does not record tool definitions: their size is part of the static
-            // prefix, which the system blocks carry.
-            tokens: Some(0),
+            // The transcript does not record tool definitions: an estimate (see
+            // `tool_sizes`), 0 where none is published; the system blocks carry the rest of the
+            // static prefix.
+            tokens: Some(size),
             description: None,
             schema: None,
             deferred: false,
