@@ -243,10 +243,11 @@ fn appended(prev: &BuiltRequest, cur: &BuiltRequest, read: u64, predicted: u64, 
             return (Cause::BelowMinimum { prefix, min }, format!("the prefix through the last mark is {prefix} tokens, below the model's minimum of {min}"));
         }
     }
-    let Some(&(e, _)) = pm.last() else {
+    let Some(&(e, last_ttl)) = pm.last() else {
         return (Cause::MarksMoved, "the previous request had no mark, so it wrote nothing to read".into());
     };
-    let ttl = pm.iter().map(|m| m.1.millis()).max().unwrap_or(0);
+    // The deepest entry (at the previous request's last mark) lives for its mark's TTL.
+    let ttl = last_ttl.millis();
     let gap = cur.request.sent_at_ms.saturating_sub(prev.request.sent_at_ms);
     if gap > ttl {
         return (
@@ -321,8 +322,8 @@ pub fn explain_log(log: &BuiltLog, prices: &PriceTable) -> Vec<ExplainRow> {
                         let reusable = marks(p).last().map_or(0, |&(e, _)| end_of(p, e));
                         if read < reusable || (reusable == 0 && o.cached_tokens == 0 && !marks(r).is_empty()) {
                             let (c, d) = appended(p, r, read, o.cached_tokens, min);
-                            if matches!(c, Cause::TtlExpired { .. }) {
-                                invalidated = marks(p).into_iter().map(|(k, t)| format!("{} ({})", p.request.segments[k].label, t.as_str())).collect();
+                            if let Cause::TtlExpired { gap_ms, .. } = c {
+                                invalidated = marks(p).into_iter().filter(|m| m.1.millis() < gap_ms).map(|(k, t)| format!("{} ({})", p.request.segments[k].label, t.as_str())).collect();
                             }
                             (c, d)
                         } else {
