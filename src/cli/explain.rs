@@ -127,3 +127,44 @@ pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
     }
     out
 }
+
+/// `plancache import requests LOG`: one scenario per stream of a raw API log.
+pub fn import_requests(
+    log: &std::path::Path,
+    kind: Option<LogKind>,
+    out: Option<&std::path::Path>,
+) -> Result<(), CliError> {
+    let prices = price_table(None)?;
+    let exchanges = requests::read_log(log, kind).map_err(|e| CliError::input(e.to_string()))?;
+    let built = requests::build_log(log, &exchanges, &prices).map_err(|e| CliError::input(e.to_string()))?;
+    let name = log
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("requests")
+        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "-");
+    let source = log.display().to_string();
+    let exact = built.requests.iter().filter(|r| r.fit == requests::build::Fit::Exact).count();
+    eprintln!(
+        "{source}: {} requests in {} stream(s); token lengths: o200k counts scaled to the billed usage ({exact} exact)",
+        built.requests.len(),
+        built.streams.len()
+    );
+    for s in requests::scenario::scenarios(&built, &name) {
+        let text = s.to_toml(&source).map_err(CliError::input)?;
+        match out {
+            Some(o) => {
+                let p = if s.stream == "main" {
+                    o.to_path_buf()
+                } else {
+                    let stem = o.file_stem().and_then(|x| x.to_str()).unwrap_or("scenario");
+                    o.with_file_name(format!("{stem}.{}.toml", s.stream))
+                };
+                crate::export::write_atomic(&p, text.as_bytes()).map_err(CliError::input)?;
+                eprintln!("wrote {}", p.display());
+            }
+            None if s.stream == "main" => print!("{text}"),
+            None => eprintln!("{}: use --out to write it", s.stream),
+        }
+    }
+    Ok(())
+}

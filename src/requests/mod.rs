@@ -11,6 +11,7 @@ pub mod build;
 pub mod diff;
 pub mod explain;
 pub mod read;
+pub mod scenario;
 pub mod usage;
 
 use std::path::{Path, PathBuf};
