@@ -168,3 +168,61 @@ pub fn import_requests(
     }
     Ok(())
 }
+
+/// `plancache export requests`.
+#[derive(Debug, Args)]
+pub struct ExportRequestsArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// The strategy that renders the requests.
+    #[arg(long)]
+    pub strategy: String,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "claude-trace")]
+    pub format: requests::export::ExportKind,
+    /// The cache model whose marks the bodies carry and whose usage the responses report:
+    /// `anthropic-auto` (top-level `cache_control`) or `anthropic-explicit` (the scenario's marks).
+    #[arg(long, default_value = "anthropic-auto")]
+    pub cache: String,
+    /// Output file (default, or `-`: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// A pricing file that adds or replaces models of the bundled table.
+    #[arg(long)]
+    pub pricing: Option<PathBuf>,
+}
+
+pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
+    use super::common::{check_models, load_sessions, strategies, Sink};
+    let automatic = match a.cache.as_str() {
+        "anthropic-auto" => Some(crate::cache::CacheConfig::default().anthropic_auto.message_ttl.as_str()),
+        "anthropic-explicit" => None,
+        other => {
+            return Err(CliError::input(format!(
+                "--cache {other}: the exported bodies can carry only marks the request itself states; use anthropic-auto or anthropic-explicit"
+            )))
+        }
+    };
+    let out = match &a.out {
+        Some(p) => Sink::parse("--out", p)?,
+        None => Sink::Stdout,
+    };
+    let strategies = strategies(&a.strategy)?;
+    let [strategy] = strategies.as_slice() else {
+        return Err(CliError::input("export one strategy at a time; e.g. --strategy permission-mode"));
+    };
+    let mut env = crate::engine::ReplayEnv {
+        prices: price_table(a.pricing.as_deref())?,
+        ..crate::engine::ReplayEnv::default()
+    };
+    let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;
+    check_models(&sessions, &mut env.prices)?;
+    let mut c = crate::cache::build(&a.cache, &env.prices).map_err(CliError::input)?;
+    let (bytes, n) = requests::export::export(&sessions[0], strategy.as_ref(), c.as_mut(), &env, automatic, a.format)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    out.write(&bytes)?;
+    if let Sink::File(p) = &out {
+        eprintln!("wrote {} ({n} requests)", p.display());
+    }
+    Ok(())
+}

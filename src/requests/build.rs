@@ -199,8 +199,25 @@ fn body_pass(u: &Usage) -> (u64, u64) {
 }
 
 /// Segments of one body with lengths fitted to its bill.
-fn fit_body(tok: &Tokenizer, body: &Body, usage: Option<&Usage>, st: &mut StreamState, uniq: u64) -> (Vec<Arc<Segment>>, Fit) {
+fn fit_body(tok: &Tokenizer, body: &Body, usage: Option<&Usage>, st: &mut StreamState, uniq: u64, given: Option<&[u32]>) -> (Vec<Arc<Segment>>, Fit) {
     let ids: Vec<ContentId> = body.pieces.iter().map(|p| piece_id(p.level, &p.value)).collect();
+    if let Some(given) = given.filter(|g| g.len() == body.pieces.len()) {
+        // Exported by plancache: the exact lengths travel with the log.
+        let segs: Vec<Arc<Segment>> = body
+            .pieces
+            .iter()
+            .zip(&ids)
+            .zip(given)
+            .map(|((p, &id), &n)| segment(tok, id, p.level, p.role, &p.path, n, p.mark))
+            .collect();
+        let total: u64 = given.iter().map(|&n| u64::from(n)).sum();
+        let fit = match usage {
+            None => Fit::Tokenized,
+            Some(u) if u.prompt() == total => Fit::Exact,
+            Some(u) => Fit::Off(u.prompt() as i64 - total as i64),
+        };
+        return (segs, fit);
+    }
     let counts: Vec<u64> = body
         .pieces
         .iter()
@@ -275,6 +292,20 @@ fn stream_for(streams: &mut Vec<StreamState>, body: &Body) -> usize {
     streams.len() - 1
 }
 
+/// The stream of the given name, created on first use.
+fn named_stream(streams: &mut Vec<StreamState>, name: &str) -> usize {
+    if let Some(i) = streams.iter().position(|s| s.name == name) {
+        return i;
+    }
+    streams.push(StreamState {
+        name: name.to_string(),
+        first_message: None,
+        head: 0,
+        lengths: HashMap::new(),
+    });
+    streams.len() - 1
+}
+
 /// Send times relative to the first request; 1 s apart where the log has none.
 fn clock(exchanges: &[Exchange]) -> (Vec<u64>, bool) {
     let t0 = exchanges.iter().filter_map(|e| e.sent_at_ms).min();
@@ -313,9 +344,12 @@ pub fn build_log(path: &Path, exchanges: &[Exchange], prices: &PriceTable) -> Re
             .unwrap_or_else(|| "unknown".into());
         let (segs, fit, stream, warm) = match &body {
             Some(b) => {
-                let si = stream_for(&mut streams, b);
+                let si = match &ex.stream_hint {
+                    Some(name) => named_stream(&mut streams, name),
+                    None => stream_for(&mut streams, b),
+                };
                 let first_of_stream = !out.iter().any(|r| r.request.stream == streams[si].name);
-                let (segs, fit) = fit_body(&tok, b, ex.usage.as_ref(), &mut streams[si], out.len() as u64);
+                let (segs, fit) = fit_body(&tok, b, ex.usage.as_ref(), &mut streams[si], out.len() as u64, ex.segment_tokens.as_deref());
                 let warm = first_of_stream && ex.usage.as_ref().is_some_and(|u| body_pass(u).0 > 0 && u.iterations.first().map_or(u.read, |i| i.read) > 0);
                 (segs, fit, streams[si].name.clone(), warm)
             }

@@ -10,6 +10,7 @@ pub mod body;
 pub mod build;
 pub mod diff;
 pub mod explain;
+pub mod export;
 pub mod read;
 pub mod scenario;
 pub mod usage;
@@ -76,6 +77,11 @@ pub struct Exchange {
     /// The provider's own verdict on a miss (`diagnostics.cache_miss_reason.type`, OpenAI's
     /// `prompt_cache_diagnostics` reason), if the response carries one.
     pub verdict: Option<String>,
+    /// Token count of every block, from the `x-plancache-segment-tokens` header that
+    /// `export requests` writes (then nothing is tokenized or fitted).
+    pub segment_tokens: Option<Vec<u32>>,
+    /// The stream, from the `x-plancache-stream` header `export requests` writes.
+    pub stream_hint: Option<String>,
 }
 
 /// Reads a log, builds its requests and explains every one of them.

@@ -146,6 +146,13 @@ fn header(headers: Option<&Value>, name: &str) -> Option<String> {
     }
 }
 
+/// The export headers (`x-plancache-segment-tokens`, `x-plancache-stream`), when present.
+fn fill_hints(ex: &mut Exchange, headers: Option<&Value>) {
+    ex.segment_tokens = header(headers, super::export::TOKENS_HEADER)
+        .and_then(|v| v.split(',').map(|n| n.trim().parse().ok()).collect());
+    ex.stream_hint = header(headers, "x-plancache-stream");
+}
+
 /// Fills usage and verdict from a response body (JSON value, or SSE text) and headers.
 fn fill_response(ex: &mut Exchange, body: Option<Value>, raw: Option<&str>, headers: Option<&Value>) {
     let body = body.or_else(|| raw.and_then(|r| serde_json::from_str(r).ok()));
@@ -256,6 +263,7 @@ fn read_claude_trace(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError>
             received_at_ms: rs.and_then(|r| secs_to_ms(r.get("timestamp"))),
             ..Exchange::default()
         };
+        fill_hints(&mut ex, rq.get("headers"));
         if let Some(rs) = rs {
             let parsed = rs.get("body").filter(|b| b.is_object()).cloned();
             let raw = rs.get("body_raw").and_then(Value::as_str);
@@ -320,6 +328,7 @@ fn read_har(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
             received_at_ms: sent.map(|s| s + time),
             ..Exchange::default()
         };
+        fill_hints(&mut ex, e.pointer("/request/headers"));
         let raw = e.pointer("/response/content/text").and_then(Value::as_str);
         fill_response(&mut ex, None, raw, e.pointer("/response/headers"));
         out.push(ex);
