@@ -37,7 +37,10 @@ fn anthropic_automatic_caching_is_reproduced() {
     // 2 appends a reply and a question: reads the 1,111 through the lookback, writes the 418
     // new tokens through its last block.
     let rows = explain("test_anthropic/test_anthropic_cache_real_api.yaml");
-    assert_eq!(figures(&rows), vec![(1111, 0, 1111, 0), (1111, 418, 1111, 418)]);
+    assert_eq!(
+        figures(&rows),
+        vec![(1111, 0, 1111, 0), (1111, 418, 1111, 418)]
+    );
     assert_eq!(rows[0].cause, Cause::First { warm: true });
     assert_eq!(rows[1].cause, Cause::None);
     assert_eq!(rows[1].prompt, 3 + 418 + 1111);
@@ -57,7 +60,10 @@ fn bedrock_invoke_is_reproduced() {
     // blocks; the mark moves to the new last block and the read finds the old one.
     let rows = explain("test_anthropic/test_anthropic_cache_bedrock_real_api.yaml");
     assert_eq!(rows[0].model, "claude-haiku-4-5-20251001");
-    assert_eq!(figures(&rows), vec![(9511, 0, 9511, 0), (9511, 1956, 9511, 1956)]);
+    assert_eq!(
+        figures(&rows),
+        vec![(9511, 0, 9511, 0), (9511, 1956, 9511, 1956)]
+    );
 }
 
 #[test]
@@ -65,8 +71,12 @@ fn openrouter_chat_completions_are_reproduced() {
     // prompt_tokens 3,214 with cache_write_tokens 3,211, then cached_tokens 3,211 and 115
     // written. The first user message is a string in the second body and a marked text block in
     // the first: the same prompt, so one stream.
-    let rows = explain("openrouter_test_cache/test_openrouter_cache_messages_anthropic_real_api.yaml");
-    assert_eq!(figures(&rows), vec![(0, 3211, 0, 3211), (3211, 115, 3211, 115)]);
+    let rows =
+        explain("openrouter_test_cache/test_openrouter_cache_messages_anthropic_real_api.yaml");
+    assert_eq!(
+        figures(&rows),
+        vec![(0, 3211, 0, 3211), (3211, 115, 3211, 115)]
+    );
     assert_eq!(rows[1].stream, "main");
     assert_eq!(rows[0].model, "claude-sonnet-4-6");
 }
@@ -74,10 +84,15 @@ fn openrouter_chat_completions_are_reproduced() {
 #[test]
 fn openrouter_small_prompts_are_below_the_minimum() {
     // 294 tokens with two marks (1h then 5m): below Sonnet 4.6's 2,048, nothing written.
-    let rows = explain("openrouter_test_cache/test_openrouter_cache_point_multiple_markers_e2e.yaml");
+    let rows =
+        explain("openrouter_test_cache/test_openrouter_cache_point_multiple_markers_e2e.yaml");
     assert_eq!(figures(&rows), vec![(0, 0, 0, 0)]);
     assert_eq!(rows[0].prompt, 294);
-    assert!(rows[0].detail.contains("below the model's minimum of 2048"), "{}", rows[0].detail);
+    assert!(
+        rows[0].detail.contains("below the model's minimum of 2048"),
+        "{}",
+        rows[0].detail
+    );
 }
 
 #[test]
@@ -86,8 +101,16 @@ fn server_side_compaction_breaks_are_named() {
     // in the streaming cassette recorded after it), then the reply pass on the server's summary:
     // 229 (181 streaming) tokens, read 0 — the two breaks count_breaks.py lists.
     for (file, first, pass) in [
-        ("test_anthropic/test_anthropic_compaction_usage_with_cache.yaml", (0, 55096, 0, 55096), 229),
-        ("test_anthropic/test_anthropic_compaction_usage_with_cache_streaming.yaml", (55096, 0, 55096, 0), 181),
+        (
+            "test_anthropic/test_anthropic_compaction_usage_with_cache.yaml",
+            (0, 55096, 0, 55096),
+            229,
+        ),
+        (
+            "test_anthropic/test_anthropic_compaction_usage_with_cache_streaming.yaml",
+            (55096, 0, 55096, 0),
+            181,
+        ),
     ] {
         let rows = explain(file);
         assert_eq!(rows.len(), 2, "{file}");

@@ -17,7 +17,11 @@ fn tool(name: &str, path_desc: &str) -> Value {
 }
 
 fn tools() -> Vec<Value> {
-    vec![tool("Read", "The path of the file to read"), tool("Edit", "The path of the file to edit"), tool("Bash", "Unused")]
+    vec![
+        tool("Read", "The path of the file to read"),
+        tool("Edit", "The path of the file to edit"),
+        tool("Bash", "Unused"),
+    ]
 }
 
 /// A long static system block (well above the 1,024-token minimum) and a date line.
@@ -55,7 +59,14 @@ fn pair(t: f64, body: &Value, usage: Value) -> String {
 
 /// The first request: tools, system, one user message marked.
 fn first() -> Value {
-    body(SONNET, tools(), system("2026-12-01"), vec![json!({"role": "user", "content": [text("Fix the failing test in src/lib.rs", true)]})])
+    body(
+        SONNET,
+        tools(),
+        system("2026-12-01"),
+        vec![
+            json!({"role": "user", "content": [text("Fix the failing test in src/lib.rs", true)]}),
+        ],
+    )
 }
 
 /// The conversation after one reply: the first user message unmarked, reply, new user message
@@ -69,30 +80,50 @@ fn second_messages() -> Vec<Value> {
 }
 
 fn explain(lines: &[String]) -> Vec<ExplainRow> {
-    let mut f = tempfile::Builder::new().suffix(".jsonl").tempfile().unwrap();
+    let mut f = tempfile::Builder::new()
+        .suffix(".jsonl")
+        .tempfile()
+        .unwrap();
     for l in lines {
         writeln!(f, "{l}").unwrap();
     }
-    let (_, rows) = explain_file(f.path(), Some(LogKind::ClaudeTrace), &PriceTable::bundled()).unwrap_or_else(|e| panic!("{e}"));
+    let (_, rows) = explain_file(f.path(), Some(LogKind::ClaudeTrace), &PriceTable::bundled())
+        .unwrap_or_else(|e| panic!("{e}"));
     rows
 }
 
 /// Two requests 30 s apart; the first writes 3,000 tokens.
 fn two(second: &Value, read: u64, write: u64, gap_s: f64) -> Vec<ExplainRow> {
-    explain(&[pair(1000.0, &first(), usage(0, 3000)), pair(1000.0 + gap_s, second, usage(read, write))])
+    explain(&[
+        pair(1000.0, &first(), usage(0, 3000)),
+        pair(1000.0 + gap_s, second, usage(read, write)),
+    ])
 }
 
 #[test]
 fn tool_reordered() {
     let mut t = tools();
     t.swap(0, 1);
-    let rows = two(&body(SONNET, t, system("2026-12-01"), second_messages()), 0, 3100, 30.0);
+    let rows = two(
+        &body(SONNET, t, system("2026-12-01"), second_messages()),
+        0,
+        3100,
+        30.0,
+    );
     let r = &rows[1];
-    assert_eq!(r.cause, Cause::ToolsChanged { how: "reordered (Edit moved to tools[0])".into() });
+    assert_eq!(
+        r.cause,
+        Cause::ToolsChanged {
+            how: "reordered (Edit moved to tools[0])".into()
+        }
+    );
     // "Read a file." vs "Edit a file.": the description differs at character 0.
     assert_eq!(r.diverges_at.as_deref(), Some("tools[0].description@0"));
     // Every mark of the first request lies after tools[0].
-    assert_eq!(r.invalidated, vec!["system[0] (1h)", "messages[0].content[0] (5m)"]);
+    assert_eq!(
+        r.invalidated,
+        vec!["system[0] (1h)", "messages[0].content[0] (5m)"]
+    );
     assert_eq!(r.predicted_read, 0);
     assert!(r.is_break);
 }
@@ -103,15 +134,33 @@ fn schema_re_rendered() {
     // "The path of the file to read" -> "The path of the file to read (absolute)": the first
     // 28 characters agree, so the difference is at offset 28 of the description.
     t[0] = tool("Read", "The path of the file to read (absolute)");
-    let rows = two(&body(SONNET, t, system("2026-12-01"), second_messages()), 0, 3100, 30.0);
+    let rows = two(
+        &body(SONNET, t, system("2026-12-01"), second_messages()),
+        0,
+        3100,
+        30.0,
+    );
     let r = &rows[1];
-    assert_eq!(r.cause, Cause::ToolsChanged { how: "re-rendered: Read".into() });
-    assert_eq!(r.diverges_at.as_deref(), Some("tools[0].input_schema.properties.path.description@28"));
+    assert_eq!(
+        r.cause,
+        Cause::ToolsChanged {
+            how: "re-rendered: Read".into()
+        }
+    );
+    assert_eq!(
+        r.diverges_at.as_deref(),
+        Some("tools[0].input_schema.properties.path.description@28")
+    );
 }
 
 #[test]
 fn date_in_the_system_prompt() {
-    let rows = two(&body(SONNET, tools(), system("2026-12-02"), second_messages()), 2800, 300, 30.0);
+    let rows = two(
+        &body(SONNET, tools(), system("2026-12-02"), second_messages()),
+        2800,
+        300,
+        30.0,
+    );
     let r = &rows[1];
     assert_eq!(r.cause, Cause::SystemChanged);
     // "Today's date is 2026-12-0" is 25 characters.
@@ -123,10 +172,26 @@ fn date_in_the_system_prompt() {
 
 #[test]
 fn model_switch() {
-    let rows = two(&body("claude-opus-4-5", tools(), system("2026-12-01"), second_messages()), 0, 3100, 30.0);
+    let rows = two(
+        &body(
+            "claude-opus-4-5",
+            tools(),
+            system("2026-12-01"),
+            second_messages(),
+        ),
+        0,
+        3100,
+        30.0,
+    );
     let r = &rows[1];
     assert_eq!(r.stream, "main");
-    assert_eq!(r.cause, Cause::ModelChanged { from: SONNET.into(), to: "claude-opus-4-5".into() });
+    assert_eq!(
+        r.cause,
+        Cause::ModelChanged {
+            from: SONNET.into(),
+            to: "claude-opus-4-5".into()
+        }
+    );
     assert_eq!(r.predicted_read, 0);
 }
 
@@ -134,12 +199,27 @@ fn model_switch() {
 fn ttl_expiry() {
     // 6 min 10 s after the first request: the message entry (5 min) expired 1 min 10 s ago; the
     // 1 h system entry lives on and is read.
-    let rows = two(&body(SONNET, tools(), system("2026-12-01"), second_messages()), 2900, 200, 370.0);
+    let rows = two(
+        &body(SONNET, tools(), system("2026-12-01"), second_messages()),
+        2900,
+        200,
+        370.0,
+    );
     let r = &rows[1];
-    assert_eq!(r.cause, Cause::TtlExpired { gap_ms: 370_000, ttl_ms: 300_000 });
+    assert_eq!(
+        r.cause,
+        Cause::TtlExpired {
+            gap_ms: 370_000,
+            ttl_ms: 300_000
+        }
+    );
     assert!(r.detail.contains("1m 10s past the 5m TTL"), "{}", r.detail);
     assert_eq!(r.invalidated, vec!["messages[0].content[0] (5m)"]);
-    assert!(r.predicted_read > 0 && r.predicted_read < 3000, "{}", r.predicted_read);
+    assert!(
+        r.predicted_read > 0 && r.predicted_read < 3000,
+        "{}",
+        r.predicted_read
+    );
 }
 
 #[test]
@@ -148,7 +228,12 @@ fn marks_moved() {
     // first request wrote at its user message.
     let mut m = second_messages();
     m[2] = json!({"role": "user", "content": [text("Go ahead.", false)]});
-    let rows = two(&body(SONNET, tools(), system("2026-12-01"), m), 2900, 0, 30.0);
+    let rows = two(
+        &body(SONNET, tools(), system("2026-12-01"), m),
+        2900,
+        0,
+        30.0,
+    );
     let r = &rows[1];
     assert_eq!(r.cause, Cause::MarksMoved);
     assert_eq!(r.diverges_at, None);
@@ -176,9 +261,20 @@ fn lookback_overrun_with_24_parallel_tool_calls() {
         json!({"role": "assistant", "content": uses}),
         json!({"role": "user", "content": results}),
     ];
-    let rows = two(&body(SONNET, tools(), system("2026-12-01"), m), 2900, 600, 30.0);
+    let rows = two(
+        &body(SONNET, tools(), system("2026-12-01"), m),
+        2900,
+        600,
+        30.0,
+    );
     let r = &rows[1];
-    assert_eq!(r.cause, Cause::LookbackOverrun { mark: "messages[2].content[23]".into(), blocks: 49 });
+    assert_eq!(
+        r.cause,
+        Cause::LookbackOverrun {
+            mark: "messages[2].content[23]".into(),
+            blocks: 49
+        }
+    );
     assert!(r.predicted_read < 3000);
 }
 
@@ -186,7 +282,12 @@ fn lookback_overrun_with_24_parallel_tool_calls() {
 fn bodies_identical_but_the_read_fell() {
     // The second request only appends, 30 s later, marks in place: the replay reads the 3,000
     // tokens the first wrote, the bill says 0.
-    let rows = two(&body(SONNET, tools(), system("2026-12-01"), second_messages()), 0, 3100, 30.0);
+    let rows = two(
+        &body(SONNET, tools(), system("2026-12-01"), second_messages()),
+        0,
+        3100,
+        30.0,
+    );
     let r = &rows[1];
     assert_eq!(r.cause, Cause::ServerSide);
     assert_eq!(r.diverges_at, None);
@@ -201,14 +302,21 @@ fn provider_verdict_is_shown() {
     t.swap(0, 1);
     let second = body(SONNET, t, system("2026-12-01"), second_messages());
     let mut line: Value = serde_json::from_str(&pair(1030.0, &second, usage(0, 3100))).unwrap();
-    line["response"]["body"]["diagnostics"] = json!({"cache_miss_reason": {"type": "tools_changed", "cache_missed_input_tokens": 3000}});
+    line["response"]["body"]["diagnostics"] =
+        json!({"cache_miss_reason": {"type": "tools_changed", "cache_missed_input_tokens": 3000}});
     let rows = explain(&[pair(1000.0, &first(), usage(0, 3000)), line.to_string()]);
-    assert_eq!(rows[1].verdict.as_deref(), Some("tools_changed (3000 tokens missed)"));
+    assert_eq!(
+        rows[1].verdict.as_deref(),
+        Some("tools_changed (3000 tokens missed)")
+    );
 }
 
 #[test]
 fn bad_line_names_file_and_line() {
-    let mut f = tempfile::Builder::new().suffix(".jsonl").tempfile().unwrap();
+    let mut f = tempfile::Builder::new()
+        .suffix(".jsonl")
+        .tempfile()
+        .unwrap();
     writeln!(f, "{}", pair(1000.0, &first(), usage(0, 3000))).unwrap();
     writeln!(f, "{{\"request\": ").unwrap();
     let e = explain_file(f.path(), Some(LogKind::ClaudeTrace), &PriceTable::bundled()).unwrap_err();

@@ -27,15 +27,36 @@ fn export_then_explain_reproduces_every_replay() {
     for path in scenarios() {
         let sessions = plancache::cli::load_sessions(std::slice::from_ref(&path)).unwrap();
         for strategy in plancache::strategy::all() {
-            for (kind, ext, log_kind) in [(ExportKind::ClaudeTrace, "jsonl", LogKind::ClaudeTrace), (ExportKind::Har, "har", LogKind::Har)] {
+            for (kind, ext, log_kind) in [
+                (ExportKind::ClaudeTrace, "jsonl", LogKind::ClaudeTrace),
+                (ExportKind::Har, "har", LogKind::Har),
+            ] {
                 let mut c = cache::build("anthropic-auto", &env.prices).unwrap();
-                let (bytes, n) = export(&sessions[0], strategy.as_ref(), c.as_mut(), &env, Some("5m"), kind).unwrap();
-                let f = tempfile::Builder::new().suffix(&format!(".{ext}")).tempfile().unwrap();
+                let (bytes, n) = export(
+                    &sessions[0],
+                    strategy.as_ref(),
+                    c.as_mut(),
+                    &env,
+                    Some("5m"),
+                    kind,
+                )
+                .unwrap();
+                let f = tempfile::Builder::new()
+                    .suffix(&format!(".{ext}"))
+                    .tempfile()
+                    .unwrap();
                 std::fs::write(f.path(), &bytes).unwrap();
-                let (_, rows) = explain_file(f.path(), Some(log_kind), &env.prices).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let (_, rows) = explain_file(f.path(), Some(log_kind), &env.prices)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 assert_eq!(rows.len(), n, "{} {}", path.display(), strategy.name());
                 for r in &rows {
-                    let what = format!("{} {} {:?} request {}", path.display(), strategy.name(), kind, r.index + 1);
+                    let what = format!(
+                        "{} {} {:?} request {}",
+                        path.display(),
+                        strategy.name(),
+                        kind,
+                        r.index + 1
+                    );
                     assert_eq!(r.billed_read, Some(r.predicted_read), "{what}: read");
                     assert_eq!(r.billed_write, Some(r.predicted_write), "{what}: write");
                 }

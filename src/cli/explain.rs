@@ -48,7 +48,11 @@ pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
     let prices = price_table(args.pricing.as_deref())?;
     let (log, rows) = requests::explain_file(&args.log, args.kind, &prices)
         .map_err(|e| CliError::input(e.to_string()))?;
-    let format = if args.json { ExplainFormat::Json } else { args.format };
+    let format = if args.json {
+        ExplainFormat::Json
+    } else {
+        args.format
+    };
     let text = match format {
         ExplainFormat::Json => {
             serde_json::to_string_pretty(&rows).map_err(|e| CliError::input(e.to_string()))? + "\n"
@@ -57,7 +61,10 @@ pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
         ExplainFormat::Markdown => render(&rows, true),
     };
     print!("{text}");
-    let exact = rows.iter().filter(|r| r.fit == requests::build::Fit::Exact).count();
+    let exact = rows
+        .iter()
+        .filter(|r| r.fit == requests::build::Fit::Exact)
+        .count();
     eprintln!(
         "{}: {} requests in {} stream(s); token lengths: o200k counts scaled to the bill, {exact} of {} exact{}",
         log.file.display(),
@@ -75,7 +82,18 @@ fn opt(n: Option<u64>) -> String {
 
 /// The table (or Markdown table) of rows, then one line per break with its detail.
 pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
-    let head = ["#", "stream", "model", "prompt", "read", "write", "pred read", "pred write", "first difference", "cause"];
+    let head = [
+        "#",
+        "stream",
+        "model",
+        "prompt",
+        "read",
+        "write",
+        "pred read",
+        "pred write",
+        "first difference",
+        "cause",
+    ];
     let cells: Vec<[String; 10]> = rows
         .iter()
         .map(|r| {
@@ -98,14 +116,31 @@ pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
         let _ = writeln!(out, "| {} |", head.join(" | "));
         let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
         for c in &cells {
-            let _ = writeln!(out, "| {} |", c.join(" | ").replace('|', "\\|").replace(" \\| ", " | "));
+            let _ = writeln!(
+                out,
+                "| {} |",
+                c.join(" | ").replace('|', "\\|").replace(" \\| ", " | ")
+            );
         }
     } else {
         let widths: Vec<usize> = (0..head.len())
-            .map(|k| cells.iter().map(|c| c[k].chars().count()).chain([head[k].len()]).max().unwrap_or(0))
+            .map(|k| {
+                cells
+                    .iter()
+                    .map(|c| c[k].chars().count())
+                    .chain([head[k].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         let line = |c: &[&str]| -> String {
-            c.iter().zip(&widths).map(|(s, w)| format!("{s:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_string()
+            c.iter()
+                .zip(&widths)
+                .map(|(s, w)| format!("{s:<w$}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
         };
         let _ = writeln!(out, "{}", line(&head));
         for c in &cells {
@@ -136,14 +171,22 @@ pub fn import_requests(
 ) -> Result<(), CliError> {
     let prices = price_table(None)?;
     let exchanges = requests::read_log(log, kind).map_err(|e| CliError::input(e.to_string()))?;
-    let built = requests::build_log(log, &exchanges, &prices).map_err(|e| CliError::input(e.to_string()))?;
+    let built = requests::build_log(log, &exchanges, &prices)
+        .map_err(|e| CliError::input(e.to_string()))?;
     let name = log
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("requests")
-        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "-");
+        .replace(
+            |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
+            "-",
+        );
     let source = log.display().to_string();
-    let exact = built.requests.iter().filter(|r| r.fit == requests::build::Fit::Exact).count();
+    let exact = built
+        .requests
+        .iter()
+        .filter(|r| r.fit == requests::build::Fit::Exact)
+        .count();
     eprintln!(
         "{source}: {} requests in {} stream(s); token lengths: o200k counts scaled to the billed usage ({exact} exact)",
         built.requests.len(),
@@ -209,7 +252,9 @@ pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
     };
     let strategies = strategies(&a.strategy)?;
     let [strategy] = strategies.as_slice() else {
-        return Err(CliError::input("export one strategy at a time; e.g. --strategy permission-mode"));
+        return Err(CliError::input(
+            "export one strategy at a time; e.g. --strategy permission-mode",
+        ));
     };
     let mut env = crate::engine::ReplayEnv {
         prices: price_table(a.pricing.as_deref())?,
@@ -218,8 +263,15 @@ pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
     let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;
     check_models(&sessions, &mut env.prices)?;
     let mut c = crate::cache::build(&a.cache, &env.prices).map_err(CliError::input)?;
-    let (bytes, n) = requests::export::export(&sessions[0], strategy.as_ref(), c.as_mut(), &env, automatic, a.format)
-        .map_err(|e| CliError::input(e.to_string()))?;
+    let (bytes, n) = requests::export::export(
+        &sessions[0],
+        strategy.as_ref(),
+        c.as_mut(),
+        &env,
+        automatic,
+        a.format,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
     out.write(&bytes)?;
     if let Sink::File(p) = &out {
         eprintln!("wrote {} ({n} requests)", p.display());

@@ -51,7 +51,11 @@ fn sibling(out: &Path, stream: &str) -> PathBuf {
 
 pub fn import(args: ImportArgs) -> Result<(), CliError> {
     if args.kind == "requests" {
-        return super::explain::import_requests(&args.transcript, args.log_kind, args.out.as_deref());
+        return super::explain::import_requests(
+            &args.transcript,
+            args.log_kind,
+            args.out.as_deref(),
+        );
     }
     let harness = Harness::parse(&args.kind).map_err(CliError::input)?;
     let t = harness.read(&args.transcript).map_err(CliError::input)?;

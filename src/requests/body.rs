@@ -142,7 +142,13 @@ impl Body {
             .or_else(|| bedrock_model(url))
             .ok_or("the body names no model (and the URL is not a Bedrock /model/ URL)")?;
         let mut pieces = Vec::new();
-        for (i, t) in v.get("tools").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (i, t) in v
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             pieces.push(piece(format!("tools[{i}]"), Level::Tools, None, t));
         }
         let shape = if v.get("input").is_some() && v.get("messages").is_none() {
@@ -154,12 +160,24 @@ impl Body {
                     for (i, it) in items.iter().enumerate() {
                         let base = format!("input[{i}]");
                         match it.get("content") {
-                            Some(c) => blocks(&mut pieces, &format!("{base}.content"), Level::Messages, role_of(it), c),
+                            Some(c) => blocks(
+                                &mut pieces,
+                                &format!("{base}.content"),
+                                Level::Messages,
+                                role_of(it),
+                                c,
+                            ),
                             None => pieces.push(piece(base, Level::Messages, role_of(it), it)),
                         }
                     }
                 }
-                Some(other) => blocks(&mut pieces, "input", Level::Messages, Some(Role::User), other),
+                Some(other) => blocks(
+                    &mut pieces,
+                    "input",
+                    Level::Messages,
+                    Some(Role::User),
+                    other,
+                ),
                 None => {}
             }
             "openai-responses"
@@ -167,17 +185,38 @@ impl Body {
             let chat = v.get("system").is_none()
                 && v.get("anthropic_version").is_none()
                 && (url.contains("chat/completions")
-                    || v.get("messages").and_then(Value::as_array).is_some_and(|ms| {
-                        ms.iter().any(|m| matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer")))
-                    }));
+                    || v.get("messages")
+                        .and_then(Value::as_array)
+                        .is_some_and(|ms| {
+                            ms.iter().any(|m| {
+                                matches!(
+                                    m.get("role").and_then(Value::as_str),
+                                    Some("system" | "developer")
+                                )
+                            })
+                        }));
             if let Some(sys) = v.get("system") {
                 blocks(&mut pieces, "system", Level::System, None, sys);
             }
-            let msgs = v.get("messages").and_then(Value::as_array).ok_or("the body has no `messages` list")?;
+            let msgs = v
+                .get("messages")
+                .and_then(Value::as_array)
+                .ok_or("the body has no `messages` list")?;
             for (i, m) in msgs.iter().enumerate() {
-                let sys_role = matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer"));
-                let level = if chat && sys_role { Level::System } else { Level::Messages };
-                let role = if level == Level::System { None } else { role_of(m) };
+                let sys_role = matches!(
+                    m.get("role").and_then(Value::as_str),
+                    Some("system" | "developer")
+                );
+                let level = if chat && sys_role {
+                    Level::System
+                } else {
+                    Level::Messages
+                };
+                let role = if level == Level::System {
+                    None
+                } else {
+                    role_of(m)
+                };
                 let base = format!("messages[{i}].content");
                 match m.get("content") {
                     Some(c) if !c.is_null() => blocks(&mut pieces, &base, level, role, c),
@@ -185,7 +224,12 @@ impl Body {
                 }
                 if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
                     for (k, c) in calls.iter().enumerate() {
-                        pieces.push(piece(format!("messages[{i}].tool_calls[{k}]"), level, role, c));
+                        pieces.push(piece(
+                            format!("messages[{i}].tool_calls[{k}]"),
+                            level,
+                            role,
+                            c,
+                        ));
                     }
                 }
             }

@@ -112,7 +112,10 @@ fn share(avail: u64, counts: &[u64]) -> Vec<u32> {
     let mut left = spread - out.iter().sum::<u64>();
     let mut order: Vec<usize> = (0..counts.len()).collect();
     order.sort_by_key(|&i| {
-        std::cmp::Reverse((spread as u128 * counts[i] as u128 % total as u128, usize::MAX - i))
+        std::cmp::Reverse((
+            spread as u128 * counts[i] as u128 % total as u128,
+            usize::MAX - i,
+        ))
     });
     for &i in order.iter().cycle().take(counts.len() * 2) {
         if left == 0 {
@@ -151,7 +154,11 @@ fn fit_group(
         return 0;
     };
     let mut seen = std::collections::HashSet::new();
-    let distinct: Vec<usize> = new.iter().copied().filter(|&i| seen.insert(ids[i])).collect();
+    let distinct: Vec<usize> = new
+        .iter()
+        .copied()
+        .filter(|&i| seen.insert(ids[i]))
+        .collect();
     // A piece that repeats within the group counts once per occurrence.
     let reps: Vec<u64> = distinct
         .iter()
@@ -164,7 +171,11 @@ fn fit_group(
         let now: u64 = idx.iter().map(|&i| u64::from(lengths[&ids[i]])).sum();
         return target as i64 - now as i64;
     }
-    let weights: Vec<u64> = distinct.iter().zip(&reps).map(|(&d, r)| counts[d].max(1) * r).collect();
+    let weights: Vec<u64> = distinct
+        .iter()
+        .zip(&reps)
+        .map(|(&d, r)| counts[d].max(1) * r)
+        .collect();
     let shares = share(target - known, &weights);
     for ((&d, r), s) in distinct.iter().zip(&reps).zip(shares) {
         lengths.insert(ids[d], (u64::from(s) / r).max(1) as u32);
@@ -173,7 +184,15 @@ fn fit_group(
     target as i64 - now as i64
 }
 
-fn segment(tok: &Tokenizer, id: ContentId, level: Level, role: Option<Role>, label: &str, len: u32, mark: Option<crate::prompt::Ttl>) -> Arc<Segment> {
+fn segment(
+    tok: &Tokenizer,
+    id: ContentId,
+    level: Level,
+    role: Option<Role>,
+    label: &str,
+    len: u32,
+    mark: Option<crate::prompt::Ttl>,
+) -> Arc<Segment> {
     let kind = match level {
         Level::Tools => SegmentKind::Tool,
         Level::System => SegmentKind::System,
@@ -199,8 +218,19 @@ fn body_pass(u: &Usage) -> (u64, u64) {
 }
 
 /// Segments of one body with lengths fitted to its bill.
-fn fit_body(tok: &Tokenizer, body: &Body, usage: Option<&Usage>, st: &mut StreamState, uniq: u64, given: Option<&[u32]>) -> (Vec<Arc<Segment>>, Fit) {
-    let ids: Vec<ContentId> = body.pieces.iter().map(|p| piece_id(p.level, &p.value)).collect();
+fn fit_body(
+    tok: &Tokenizer,
+    body: &Body,
+    usage: Option<&Usage>,
+    st: &mut StreamState,
+    uniq: u64,
+    given: Option<&[u32]>,
+) -> (Vec<Arc<Segment>>, Fit) {
+    let ids: Vec<ContentId> = body
+        .pieces
+        .iter()
+        .map(|p| piece_id(p.level, &p.value))
+        .collect();
     if let Some(given) = given.filter(|g| g.len() == body.pieces.len()) {
         // Exported by plancache: the exact lengths travel with the log.
         let segs: Vec<Arc<Segment>> = body
@@ -252,7 +282,15 @@ fn fit_body(tok: &Tokenizer, body: &Body, usage: Option<&Usage>, st: &mut Stream
         .collect();
     if off_b > 0 {
         let id = xxh3_64_with_seed(st.name.as_bytes(), uniq);
-        segs.push(segment(tok, id, Level::Messages, Some(Role::User), "(after the last block)", off_b as u32, None));
+        segs.push(segment(
+            tok,
+            id,
+            Level::Messages,
+            Some(Role::User),
+            "(after the last block)",
+            off_b as u32,
+            None,
+        ));
     }
     let fit = match (usage, off_a, off_b.min(0)) {
         (None, _, _) => Fit::Tokenized,
@@ -272,10 +310,16 @@ fn stream_for(streams: &mut Vec<StreamState>, body: &Body) -> usize {
         .find(|p| p.level == Level::Messages)
         .map(|p| piece_id(p.level, &p.value));
     let head = head_id(body);
-    if let Some(i) = streams.iter().position(|s| first.is_some() && s.first_message == first) {
+    if let Some(i) = streams
+        .iter()
+        .position(|s| first.is_some() && s.first_message == first)
+    {
         return i;
     }
-    if let Some(i) = streams.iter().position(|s| s.head == head && first.is_none()) {
+    if let Some(i) = streams
+        .iter()
+        .position(|s| s.head == head && first.is_none())
+    {
         return i;
     }
     let name = if streams.is_empty() {
@@ -324,7 +368,11 @@ fn clock(exchanges: &[Exchange]) -> (Vec<u64>, bool) {
 }
 
 /// Rebuilds every request of a log.
-pub fn build_log(path: &Path, exchanges: &[Exchange], prices: &PriceTable) -> Result<BuiltLog, LogError> {
+pub fn build_log(
+    path: &Path,
+    exchanges: &[Exchange],
+    prices: &PriceTable,
+) -> Result<BuiltLog, LogError> {
     let _ = prices;
     let tok = Tokenizer::new(Encoding::O200kBase);
     let (times, timed) = clock(exchanges);
@@ -349,14 +397,32 @@ pub fn build_log(path: &Path, exchanges: &[Exchange], prices: &PriceTable) -> Re
                     None => stream_for(&mut streams, b),
                 };
                 let first_of_stream = !out.iter().any(|r| r.request.stream == streams[si].name);
-                let (segs, fit) = fit_body(&tok, b, ex.usage.as_ref(), &mut streams[si], out.len() as u64, ex.segment_tokens.as_deref());
-                let warm = first_of_stream && ex.usage.as_ref().is_some_and(|u| body_pass(u).0 > 0 && u.iterations.first().map_or(u.read, |i| i.read) > 0);
+                let (segs, fit) = fit_body(
+                    &tok,
+                    b,
+                    ex.usage.as_ref(),
+                    &mut streams[si],
+                    out.len() as u64,
+                    ex.segment_tokens.as_deref(),
+                );
+                let warm = first_of_stream
+                    && ex.usage.as_ref().is_some_and(|u| {
+                        body_pass(u).0 > 0 && u.iterations.first().map_or(u.read, |i| i.read) > 0
+                    });
                 (segs, fit, streams[si].name.clone(), warm)
             }
             None => {
                 let u = ex.usage.clone().unwrap_or_default();
                 let id = xxh3_64_with_seed(ex.place.as_bytes(), 0x07e1);
-                let seg = segment(&tok, id, Level::Messages, None, "(no body logged)", u.prompt().min(u64::from(u32::MAX)) as u32, None);
+                let seg = segment(
+                    &tok,
+                    id,
+                    Level::Messages,
+                    None,
+                    "(no body logged)",
+                    u.prompt().min(u64::from(u32::MAX)) as u32,
+                    None,
+                );
                 (vec![seg], Fit::Exact, "main".to_string(), false)
             }
         };
@@ -375,7 +441,11 @@ pub fn build_log(path: &Path, exchanges: &[Exchange], prices: &PriceTable) -> Re
             reply: Vec::new(),
             output_tokens: ex.usage.as_ref().map_or(0, |u| u.output),
         };
-        let passes = ex.usage.as_ref().map(|u| u.iterations.clone()).unwrap_or_default();
+        let passes = ex
+            .usage
+            .as_ref()
+            .map(|u| u.iterations.clone())
+            .unwrap_or_default();
         let compacted = passes.len() > 1 && passes[0].kind == "compaction";
         let mut body_usage = ex.usage.clone();
         if compacted {
@@ -417,9 +487,23 @@ pub fn build_log(path: &Path, exchanges: &[Exchange], prices: &PriceTable) -> Re
 
 /// A pass the server ran after compacting: its prompt is the server's summary plus what it
 /// kept, content the log does not show, so it is one segment of its own.
-fn server_pass(tok: &Tokenizer, ex: &Exchange, sent: &BuiltRequest, p: &super::Iteration, k: usize) -> BuiltRequest {
+fn server_pass(
+    tok: &Tokenizer,
+    ex: &Exchange,
+    sent: &BuiltRequest,
+    p: &super::Iteration,
+    k: usize,
+) -> BuiltRequest {
     let id = xxh3_64_with_seed(format!("{}#{k}", ex.place).as_bytes(), 0xc0);
-    let seg = segment(tok, id, Level::Messages, Some(Role::User), "(server-side compacted context)", p.prompt().min(u64::from(u32::MAX)) as u32, None);
+    let seg = segment(
+        tok,
+        id,
+        Level::Messages,
+        Some(Role::User),
+        "(server-side compacted context)",
+        p.prompt().min(u64::from(u32::MAX)) as u32,
+        None,
+    );
     let mut request = sent.request.clone();
     request.index = sent.request.index + 1;
     request.step = request.index;

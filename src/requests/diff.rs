@@ -69,11 +69,7 @@ fn first_leaf(base: &str, a: &Value, b: &Value) -> (String, usize) {
             (format!("{base}[{}]", x.len().min(y.len())), 0)
         }
         (Value::String(x), Value::String(y)) => {
-            let off = x
-                .chars()
-                .zip(y.chars())
-                .take_while(|(p, q)| p == q)
-                .count();
+            let off = x.chars().zip(y.chars()).take_while(|(p, q)| p == q).count();
             (base.to_string(), off)
         }
         _ => (base.to_string(), 0),
@@ -100,8 +96,14 @@ mod tests {
 
     #[test]
     fn schema_description_offset() {
-        let a = p("tools[0]", json!({"name": "Read", "input_schema": {"properties": {"path": {"description": "The path of the file to read"}}}}));
-        let b = p("tools[0]", json!({"name": "Read", "input_schema": {"properties": {"path": {"description": "The path of the file to open"}}}}));
+        let a = p(
+            "tools[0]",
+            json!({"name": "Read", "input_schema": {"properties": {"path": {"description": "The path of the file to read"}}}}),
+        );
+        let b = p(
+            "tools[0]",
+            json!({"name": "Read", "input_schema": {"properties": {"path": {"description": "The path of the file to open"}}}}),
+        );
         let d = diverge(&[a], &[b]).unwrap();
         // "The path of the file to " is 24 characters, then "read" vs "open".
         assert_eq!(d.at, "tools[0].input_schema.properties.path.description@24");

@@ -127,7 +127,10 @@ fn marks(r: &BuiltRequest) -> Vec<(usize, Ttl)> {
 }
 
 fn end_of(r: &BuiltRequest, piece: usize) -> u64 {
-    r.request.segments[..=piece].iter().map(|s| s.len() as u64).sum()
+    r.request.segments[..=piece]
+        .iter()
+        .map(|s| s.len() as u64)
+        .sum()
 }
 
 fn fmt_ms(ms: u64) -> String {
@@ -139,7 +142,11 @@ fn replay(log: &BuiltLog, prices: &PriceTable) -> Vec<cache::CacheOutcome> {
     let mut prices = prices.clone();
     prices.pin(log.requests.iter().map(|r| r.request.model.as_str()));
     let any_mark = log.requests.iter().any(|r| !marks(r).is_empty());
-    let name = if any_mark { "anthropic-explicit" } else { "openai" };
+    let name = if any_mark {
+        "anthropic-explicit"
+    } else {
+        "openai"
+    };
     let mut c = cache::build(name, &prices).expect("bundled cache model");
     const SHIFT: u64 = 1000;
     let mut out = Vec::with_capacity(log.requests.len());
@@ -202,8 +209,16 @@ fn tools_how(prev: &BuiltRequest, cur: &BuiltRequest, d: &Divergence) -> String 
     sa.sort();
     sb.sort();
     if sa == sb && a != b {
-        let moved = a.iter().zip(&b).find(|(x, y)| x != y).map(|(_, y)| y.clone()).unwrap_or_default();
-        return format!("reordered ({moved} moved to tools[{}])", b.iter().position(|n| *n == moved).unwrap_or(0));
+        let moved = a
+            .iter()
+            .zip(&b)
+            .find(|(x, y)| x != y)
+            .map(|(_, y)| y.clone())
+            .unwrap_or_default();
+        return format!(
+            "reordered ({moved} moved to tools[{}])",
+            b.iter().position(|n| *n == moved).unwrap_or(0)
+        );
     }
     if let Some(n) = b.iter().find(|n| !a.contains(n)) {
         return format!("added: {n}");
@@ -211,7 +226,10 @@ fn tools_how(prev: &BuiltRequest, cur: &BuiltRequest, d: &Divergence) -> String 
     if let Some(n) = a.iter().find(|n| !b.contains(n)) {
         return format!("removed: {n}");
     }
-    format!("re-rendered: {}", b.get(d.piece).cloned().unwrap_or_default())
+    format!(
+        "re-rendered: {}",
+        b.get(d.piece).cloned().unwrap_or_default()
+    )
 }
 
 /// The cause of a request whose body changed before its end.
@@ -228,13 +246,25 @@ fn changed(prev: &BuiltRequest, cur: &BuiltRequest, d: &Divergence) -> (Cause, S
             let detail = format!("tools {how}; first difference at {}", d.at);
             (Cause::ToolsChanged { how }, detail)
         }
-        Level::System => (Cause::SystemChanged, format!("system prompt changed at {}", d.at)),
-        Level::Messages => (Cause::MessagesChanged, format!("an earlier message changed at {}", d.at)),
+        Level::System => (
+            Cause::SystemChanged,
+            format!("system prompt changed at {}", d.at),
+        ),
+        Level::Messages => (
+            Cause::MessagesChanged,
+            format!("an earlier message changed at {}", d.at),
+        ),
     }
 }
 
 /// The cause of an append-only request whose read fell short of the previous entry.
-fn appended(prev: &BuiltRequest, cur: &BuiltRequest, read: u64, predicted: u64, min: u64) -> (Cause, String) {
+fn appended(
+    prev: &BuiltRequest,
+    cur: &BuiltRequest,
+    read: u64,
+    predicted: u64,
+    min: u64,
+) -> (Cause, String) {
     let pm = marks(prev);
     let cm = marks(cur);
     if let Some(&(last, _)) = cm.last() {
@@ -244,15 +274,29 @@ fn appended(prev: &BuiltRequest, cur: &BuiltRequest, read: u64, predicted: u64, 
         }
     }
     let Some(&(e, last_ttl)) = pm.last() else {
-        return (Cause::MarksMoved, "the previous request had no mark, so it wrote nothing to read".into());
+        return (
+            Cause::MarksMoved,
+            "the previous request had no mark, so it wrote nothing to read".into(),
+        );
     };
     // The deepest entry (at the previous request's last mark) lives for its mark's TTL.
     let ttl = last_ttl.millis();
-    let gap = cur.request.sent_at_ms.saturating_sub(prev.request.sent_at_ms);
+    let gap = cur
+        .request
+        .sent_at_ms
+        .saturating_sub(prev.request.sent_at_ms);
     if gap > ttl {
         return (
-            Cause::TtlExpired { gap_ms: gap, ttl_ms: ttl },
-            format!("{} since the previous request: {} past the {} TTL", fmt_ms(gap), fmt_ms(gap - ttl), fmt_ms(ttl)),
+            Cause::TtlExpired {
+                gap_ms: gap,
+                ttl_ms: ttl,
+            },
+            format!(
+                "{} since the previous request: {} past the {} TTL",
+                fmt_ms(gap),
+                fmt_ms(gap - ttl),
+                fmt_ms(ttl)
+            ),
         );
     }
     match cm.iter().find(|m| m.0 >= e) {
@@ -279,8 +323,12 @@ pub fn explain_log(log: &BuiltLog, prices: &PriceTable) -> Vec<ExplainRow> {
     let outcomes = replay(log, prices);
     let mut rows = Vec::with_capacity(log.requests.len());
     for (i, (r, o)) in log.requests.iter().zip(&outcomes).enumerate() {
-        let prev = log.requests[..i].iter().rposition(|p| p.request.stream == r.request.stream && p.body.is_some());
-        let prev_any = log.requests[..i].iter().rposition(|p| p.request.stream == r.request.stream);
+        let prev = log.requests[..i]
+            .iter()
+            .rposition(|p| p.request.stream == r.request.stream && p.body.is_some());
+        let prev_any = log.requests[..i]
+            .iter()
+            .rposition(|p| p.request.stream == r.request.stream);
         let billed_read = r.usage.as_ref().map(|u| u.read);
         let read = billed_read.unwrap_or(o.cached_tokens);
         let min = prices.get(&r.request.model).map_or(0, |p| p.min_cacheable);
@@ -335,7 +383,9 @@ pub fn explain_log(log: &BuiltLog, prices: &PriceTable) -> Vec<ExplainRow> {
         };
         let prev_prompt = prev_any.map(|p| {
             let q = &log.requests[p];
-            q.usage.as_ref().map_or(q.request.prompt_tokens(), |u| u.prompt())
+            q.usage
+                .as_ref()
+                .map_or(q.request.prompt_tokens(), |u| u.prompt())
         });
         rows.push(ExplainRow {
             index: i,
@@ -350,7 +400,11 @@ pub fn explain_log(log: &BuiltLog, prices: &PriceTable) -> Vec<ExplainRow> {
             predicted_write: o.cache_write_tokens(),
             diverges_at,
             invalidated,
-            detail: if detail.is_empty() { cause.name().to_string() } else { detail },
+            detail: if detail.is_empty() {
+                cause.name().to_string()
+            } else {
+                detail
+            },
             cause,
             verdict: r.verdict.clone(),
             is_break: prev_prompt.is_some_and(|pp| read * 2 < pp),

@@ -63,7 +63,11 @@ fn block(seg: &crate::prompt::Segment, mark: bool) -> Value {
     let mut b = json!({"type": "text", "text": format!("[plancache segment {:016x}: {} tokens]", seg.id, seg.len())});
     let ttl = seg.breakpoint.map(|t| t.as_str());
     if let Some(t) = ttl.or(mark.then_some("")) {
-        b["cache_control"] = if t.is_empty() { json!({"type": "ephemeral"}) } else { json!({"type": "ephemeral", "ttl": t}) };
+        b["cache_control"] = if t.is_empty() {
+            json!({"type": "ephemeral"})
+        } else {
+            json!({"type": "ephemeral", "ttl": t})
+        };
     }
     b
 }
@@ -89,7 +93,10 @@ fn body(req: &Request, automatic: Option<&str>) -> Value {
                     _ => "user",
                 };
                 match messages.last_mut() {
-                    Some(m) if m["role"] == role => m["content"].as_array_mut().expect("content list").push(block(seg, false)),
+                    Some(m) if m["role"] == role => m["content"]
+                        .as_array_mut()
+                        .expect("content list")
+                        .push(block(seg, false)),
                     _ => messages.push(json!({"role": role, "content": [block(seg, false)]})),
                 }
             }
@@ -120,7 +127,12 @@ fn iso(ms: u64) -> String {
 }
 
 fn pair_line(s: &Sent, automatic: Option<&str>) -> Value {
-    let counts: Vec<String> = s.request.segments.iter().map(|g| g.len().to_string()).collect();
+    let counts: Vec<String> = s
+        .request
+        .segments
+        .iter()
+        .map(|g| g.len().to_string())
+        .collect();
     json!({
         "request": {
             "timestamp": (EPOCH_MS + s.request.sent_at_ms) as f64 / 1000.0,
@@ -142,7 +154,13 @@ fn pair_line(s: &Sent, automatic: Option<&str>) -> Value {
 fn har_entry(s: &Sent, automatic: Option<&str>) -> Value {
     let p = pair_line(s, automatic);
     let hdrs = |h: &Value| -> Value {
-        Value::Array(h.as_object().into_iter().flatten().map(|(k, v)| json!({"name": k, "value": v})).collect())
+        Value::Array(
+            h.as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| json!({"name": k, "value": v}))
+                .collect(),
+        )
     };
     json!({
         "startedDateTime": iso(s.request.sent_at_ms),
@@ -168,7 +186,10 @@ pub fn export(
     automatic: Option<&str>,
     kind: ExportKind,
 ) -> Result<(Vec<u8>, usize), engine::ReplayError> {
-    let mut rec = Recorder { inner: cache, sent: Vec::new() };
+    let mut rec = Recorder {
+        inner: cache,
+        sent: Vec::new(),
+    };
     engine::replay(session, strategy, &mut rec, env)?;
     let mut sent = rec.sent;
     sent.sort_by_key(|s| (s.request.sent_at_ms, s.request.index));

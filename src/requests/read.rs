@@ -97,9 +97,8 @@ pub fn read_log(path: &Path, kind: Option<LogKind>) -> Result<Vec<Exchange>, Log
             "split the log by session",
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        LogError::new(path, "file", e.to_string(), "the log must be UTF-8 text")
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LogError::new(path, "file", e.to_string(), "the log must be UTF-8 text"))?;
     let kind = match kind.or_else(|| detect_kind(path, &text)) {
         Some(k) => k,
         None => {
@@ -135,10 +134,15 @@ fn header(headers: Option<&Value>, name: &str) -> Option<String> {
         // HAR: [{name, value}]
         return list
             .iter()
-            .find(|e| e.get("name").and_then(Value::as_str).map(str::to_lowercase) == Some(name.into()))
+            .find(|e| {
+                e.get("name").and_then(Value::as_str).map(str::to_lowercase) == Some(name.into())
+            })
             .and_then(|e| e.get("value").and_then(Value::as_str).map(String::from));
     }
-    let (_, v) = h.as_object()?.iter().find(|(k, _)| k.eq_ignore_ascii_case(name))?;
+    let (_, v) = h
+        .as_object()?
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))?;
     match v {
         Value::Array(a) => a.first().and_then(Value::as_str).map(String::from),
         Value::String(s) => Some(s.clone()),
@@ -154,7 +158,12 @@ fn fill_hints(ex: &mut Exchange, headers: Option<&Value>) {
 }
 
 /// Fills usage and verdict from a response body (JSON value, or SSE text) and headers.
-fn fill_response(ex: &mut Exchange, body: Option<Value>, raw: Option<&str>, headers: Option<&Value>) {
+fn fill_response(
+    ex: &mut Exchange,
+    body: Option<Value>,
+    raw: Option<&str>,
+    headers: Option<&Value>,
+) {
     let body = body.or_else(|| raw.and_then(|r| serde_json::from_str(r).ok()));
     if let Some(b) = &body {
         ex.usage = b.get("usage").and_then(Usage::from_value);
@@ -188,7 +197,12 @@ fn read_vcr(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
             .location()
             .map(|l| format!("line {}", l.line()))
             .unwrap_or_else(|| "file".into());
-        LogError::new(path, place, e.to_string(), "a VCR cassette is YAML with `interactions:`")
+        LogError::new(
+            path,
+            place,
+            e.to_string(),
+            "a VCR cassette is YAML with `interactions:`",
+        )
     })?;
     let Some(list) = doc.get("interactions").and_then(Value::as_array) else {
         return Err(LogError::new(
@@ -202,9 +216,18 @@ fn read_vcr(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
     for (i, it) in list.iter().enumerate() {
         let place = format!("interaction {}", i + 1);
         let rq = it.get("request").ok_or_else(|| {
-            LogError::new(path, &place, "no `request`", "each interaction has request and response")
+            LogError::new(
+                path,
+                &place,
+                "no `request`",
+                "each interaction has request and response",
+            )
         })?;
-        let url = rq.get("uri").and_then(Value::as_str).unwrap_or("").to_string();
+        let url = rq
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         if url.contains("count_tokens") {
             continue; // a token count, not a request that reads the cache
         }
@@ -228,7 +251,8 @@ fn read_vcr(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
 }
 
 fn secs_to_ms(v: Option<&Value>) -> Option<u64> {
-    v.and_then(Value::as_f64).map(|s| (s * 1000.0).round() as u64)
+    v.and_then(Value::as_f64)
+        .map(|s| (s * 1000.0).round() as u64)
 }
 
 fn read_claude_trace(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
@@ -239,7 +263,12 @@ fn read_claude_trace(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError>
         }
         let place = format!("line {}", n + 1);
         let pair: Value = serde_json::from_str(line).map_err(|e| {
-            LogError::new(path, &place, e.to_string(), "claude-trace writes one JSON object per line")
+            LogError::new(
+                path,
+                &place,
+                e.to_string(),
+                "claude-trace writes one JSON object per line",
+            )
         })?;
         let Some(rq) = pair.get("request") else {
             return Err(LogError::new(
@@ -249,9 +278,17 @@ fn read_claude_trace(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError>
                 "each line is {\"request\": {...}, \"response\": {...}}",
             ));
         };
-        let url = rq.get("url").and_then(Value::as_str).unwrap_or("").to_string();
+        let url = rq
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let body = json_body(rq.get("body"));
-        if url.contains("count_tokens") || body.as_ref().is_none_or(|b| b.get("messages").is_none() && b.get("input").is_none()) {
+        if url.contains("count_tokens")
+            || body
+                .as_ref()
+                .is_none_or(|b| b.get("messages").is_none() && b.get("input").is_none())
+        {
             continue; // telemetry, OAuth and other side calls the interceptor also logs
         }
         let rs = pair.get("response").filter(|r| !r.is_null());
@@ -279,8 +316,15 @@ pub fn parse_iso_ms(s: &str) -> Option<u64> {
     let s = s.trim();
     let (base, offset_min): (&str, i64) = if let Some(b) = s.strip_suffix('Z') {
         (b, 0)
-    } else if s.len() > 6 && matches!(&s[s.len() - 6..s.len() - 5], "+" | "-") && &s[s.len() - 3..s.len() - 2] == ":" {
-        let sign = if &s[s.len() - 6..s.len() - 5] == "-" { -1 } else { 1 };
+    } else if s.len() > 6
+        && matches!(&s[s.len() - 6..s.len() - 5], "+" | "-")
+        && &s[s.len() - 3..s.len() - 2] == ":"
+    {
+        let sign = if &s[s.len() - 6..s.len() - 5] == "-" {
+            -1
+        } else {
+            1
+        };
         let h: i64 = s[s.len() - 5..s.len() - 3].parse().ok()?;
         let m: i64 = s[s.len() - 2..].parse().ok()?;
         (&s[..s.len() - 6], sign * (h * 60 + m))
@@ -294,23 +338,44 @@ pub fn parse_iso_ms(s: &str) -> Option<u64> {
 
 fn read_har(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| {
-        LogError::new(path, format!("line {}", e.line()), e.to_string(), "a HAR file is one JSON document")
+        LogError::new(
+            path,
+            format!("line {}", e.line()),
+            e.to_string(),
+            "a HAR file is one JSON document",
+        )
     })?;
     let Some(entries) = doc.pointer("/log/entries").and_then(Value::as_array) else {
-        return Err(LogError::new(path, "file", "no `log.entries`", "export the capture as HAR 1.2"));
+        return Err(LogError::new(
+            path,
+            "file",
+            "no `log.entries`",
+            "export the capture as HAR 1.2",
+        ));
     };
     let mut out = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         let place = format!("entry {}", i + 1);
-        let url = e.pointer("/request/url").and_then(Value::as_str).unwrap_or("").to_string();
+        let url = e
+            .pointer("/request/url")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let body = e
             .pointer("/request/postData/text")
             .and_then(Value::as_str)
             .and_then(|t| serde_json::from_str::<Value>(t).ok());
-        if url.contains("count_tokens") || body.as_ref().is_none_or(|b| b.get("messages").is_none() && b.get("input").is_none()) {
+        if url.contains("count_tokens")
+            || body
+                .as_ref()
+                .is_none_or(|b| b.get("messages").is_none() && b.get("input").is_none())
+        {
             continue;
         }
-        let sent = e.get("startedDateTime").and_then(Value::as_str).and_then(parse_iso_ms);
+        let sent = e
+            .get("startedDateTime")
+            .and_then(Value::as_str)
+            .and_then(parse_iso_ms);
         if sent.is_none() {
             return Err(LogError::new(
                 path,
@@ -319,7 +384,11 @@ fn read_har(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
                 "HAR 1.2 dates are ISO 8601, e.g. 2026-12-01T10:00:00.000Z",
             ));
         }
-        let time = e.get("time").and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+        let time = e
+            .get("time")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+            .max(0.0) as u64;
         let mut ex = Exchange {
             place,
             url,
@@ -339,17 +408,24 @@ fn read_har(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
 /// An OTLP attribute value as JSON.
 fn otel_attrs(v: &Value) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
-    for a in v.get("attributes").and_then(Value::as_array).into_iter().flatten() {
+    for a in v
+        .get("attributes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let (Some(k), Some(val)) = (a.get("key").and_then(Value::as_str), a.get("value")) else {
             continue;
         };
         let x = val
             .get("stringValue")
             .cloned()
-            .or_else(|| val.get("intValue").map(|i| match i {
-                Value::String(s) => s.parse::<u64>().map(Value::from).unwrap_or(Value::Null),
-                other => other.clone(),
-            }))
+            .or_else(|| {
+                val.get("intValue").map(|i| match i {
+                    Value::String(s) => s.parse::<u64>().map(Value::from).unwrap_or(Value::Null),
+                    other => other.clone(),
+                })
+            })
             .or_else(|| val.get("doubleValue").cloned())
             .unwrap_or(Value::Null);
         m.insert(k.to_string(), x);
@@ -359,7 +435,10 @@ fn otel_attrs(v: &Value) -> serde_json::Map<String, Value> {
 
 fn otel_usage(a: &serde_json::Map<String, Value>) -> Option<(Usage, Option<String>)> {
     let n = |k: &str| {
-        a.get(k).and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))
+        a.get(k).and_then(|v| {
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
     };
     let model = a
         .get("gen_ai.request.model")
@@ -396,23 +475,64 @@ fn otel_usage(a: &serde_json::Map<String, Value>) -> Option<(Usage, Option<Strin
 
 fn read_otel(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| {
-        LogError::new(path, format!("line {}", e.line()), e.to_string(), "an OTLP/JSON export is one JSON document")
+        LogError::new(
+            path,
+            format!("line {}", e.line()),
+            e.to_string(),
+            "an OTLP/JSON export is one JSON document",
+        )
     })?;
     let mut records: Vec<(u64, serde_json::Map<String, Value>)> = Vec::new();
     let nanos = |v: Option<&Value>| {
-        v.and_then(|x| x.as_u64().or_else(|| x.as_str().and_then(|s| s.parse().ok())))
-            .map(|n| n / 1_000_000)
+        v.and_then(|x| {
+            x.as_u64()
+                .or_else(|| x.as_str().and_then(|s| s.parse().ok()))
+        })
+        .map(|n| n / 1_000_000)
     };
-    for rs in doc.get("resourceSpans").and_then(Value::as_array).into_iter().flatten() {
-        for ss in rs.get("scopeSpans").and_then(Value::as_array).into_iter().flatten() {
-            for sp in ss.get("spans").and_then(Value::as_array).into_iter().flatten() {
-                records.push((nanos(sp.get("startTimeUnixNano")).unwrap_or(0), otel_attrs(sp)));
+    for rs in doc
+        .get("resourceSpans")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for ss in rs
+            .get("scopeSpans")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for sp in ss
+                .get("spans")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                records.push((
+                    nanos(sp.get("startTimeUnixNano")).unwrap_or(0),
+                    otel_attrs(sp),
+                ));
             }
         }
     }
-    for rl in doc.get("resourceLogs").and_then(Value::as_array).into_iter().flatten() {
-        for sl in rl.get("scopeLogs").and_then(Value::as_array).into_iter().flatten() {
-            for lr in sl.get("logRecords").and_then(Value::as_array).into_iter().flatten() {
+    for rl in doc
+        .get("resourceLogs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for sl in rl
+            .get("scopeLogs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for lr in sl
+                .get("logRecords")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 records.push((nanos(lr.get("timeUnixNano")).unwrap_or(0), otel_attrs(lr)));
             }
         }

@@ -89,18 +89,39 @@ fn tool_steps(prev: &BuiltRequest, cur: &BuiltRequest, steps: &mut Vec<Step>) {
             Some(_) => {}
         }
     }
-    let kept: Vec<String> = a.iter().filter(|t| b.iter().any(|u| u.2 == t.2)).map(|t| t.2.clone()).collect();
-    let kept: Vec<String> = kept.into_iter().chain(b.iter().filter(|t| !a.iter().any(|u| u.2 == t.2)).map(|t| t.2.clone())).collect();
+    let kept: Vec<String> = a
+        .iter()
+        .filter(|t| b.iter().any(|u| u.2 == t.2))
+        .map(|t| t.2.clone())
+        .collect();
+    let kept: Vec<String> = kept
+        .into_iter()
+        .chain(
+            b.iter()
+                .filter(|t| !a.iter().any(|u| u.2 == t.2))
+                .map(|t| t.2.clone()),
+        )
+        .collect();
     let order: Vec<String> = b.iter().map(|t| t.2.clone()).collect();
     if kept != order {
         steps.push(Step::ReorderTools(order));
     }
 }
 
-fn system_steps(prev: &BuiltRequest, cur: &BuiltRequest, steps: &mut Vec<Step>, notes: &mut Vec<String>) {
+fn system_steps(
+    prev: &BuiltRequest,
+    cur: &BuiltRequest,
+    steps: &mut Vec<Step>,
+    notes: &mut Vec<String>,
+) {
     let (a, b) = (at_level(prev, Level::System), at_level(cur, Level::System));
     if a.len() != b.len() {
-        notes.push(format!("{}: the system prompt has {} blocks instead of {}; kept as it was", cur.place, b.len(), a.len()));
+        notes.push(format!(
+            "{}: the system prompt has {} blocks instead of {}; kept as it was",
+            cur.place,
+            b.len(),
+            a.len()
+        ));
         return;
     }
     for (k, (x, y)) in a.iter().zip(&b).enumerate() {
@@ -132,7 +153,12 @@ fn messages(r: &BuiltRequest) -> Vec<(u64, u32, Option<Role>)> {
 }
 
 /// The steps between two requests of a stream; returns the reply size of the previous one.
-fn between(prev: Option<&BuiltRequest>, cur: &BuiltRequest, steps: &mut Vec<Step>, notes: &mut Vec<String>) -> u32 {
+fn between(
+    prev: Option<&BuiltRequest>,
+    cur: &BuiltRequest,
+    steps: &mut Vec<Step>,
+    notes: &mut Vec<String>,
+) -> u32 {
     let old = prev.map(messages).unwrap_or_default();
     let new = messages(cur);
     let common = old.iter().zip(&new).take_while(|(x, y)| x.0 == y.0).count();
@@ -156,7 +182,10 @@ fn between(prev: Option<&BuiltRequest>, cur: &BuiltRequest, steps: &mut Vec<Step
             request: false,
             ..Compact::default()
         }));
-        notes.push(format!("{}: earlier messages changed; written as a compaction that keeps {keep} tokens", cur.place));
+        notes.push(format!(
+            "{}: earlier messages changed; written as a compaction that keeps {keep} tokens",
+            cur.place
+        ));
         return 0;
     }
     while let Some((_, n, Some(Role::Assistant))) = rest.first() {
@@ -165,14 +194,20 @@ fn between(prev: Option<&BuiltRequest>, cur: &BuiltRequest, steps: &mut Vec<Step
     }
     let user: u32 = rest.iter().map(|m| m.1).sum();
     if user > 0 || prev.is_none() {
-        steps.push(Step::User(TextOrContent::Content(Content::tokens(user.max(1)))));
+        steps.push(Step::User(TextOrContent::Content(Content::tokens(
+            user.max(1),
+        ))));
     }
     reply
 }
 
 /// Sets the previous assistant step's reply size.
 fn set_reply(steps: &mut [Step], reply: u32) {
-    if let Some(Step::Assistant(t)) = steps.iter_mut().rev().find(|s| matches!(s, Step::Assistant(_))) {
+    if let Some(Step::Assistant(t)) = steps
+        .iter_mut()
+        .rev()
+        .find(|s| matches!(s, Step::Assistant(_)))
+    {
         t.tokens = Some(reply.max(1));
     }
 }
@@ -180,11 +215,23 @@ fn set_reply(steps: &mut [Step], reply: u32) {
 fn base(name: &str, first: &BuiltRequest) -> Scenario {
     let tools = at_level(first, Level::Tools)
         .into_iter()
-        .map(|t| ToolDef { name: t.2, access: None, tokens: Some(t.0), description: None, schema: None, deferred: false, cache_control: t.1 })
+        .map(|t| ToolDef {
+            name: t.2,
+            access: None,
+            tokens: Some(t.0),
+            description: None,
+            schema: None,
+            deferred: false,
+            cache_control: t.1,
+        })
         .collect();
     let system: Vec<Content> = at_level(first, Level::System)
         .into_iter()
-        .map(|s| Content { tokens: Some(s.0), cache_control: s.1, ..Content::default() })
+        .map(|s| Content {
+            tokens: Some(s.0),
+            cache_control: s.1,
+            ..Content::default()
+        })
         .collect();
     Scenario {
         name: name.to_string(),
@@ -197,12 +244,21 @@ fn base(name: &str, first: &BuiltRequest) -> Scenario {
         auto_available: true,
         external_channels: false,
         plans_dir: "plans".into(),
-        system: if system.is_empty() { Blocks::One(Content::tokens(1)) } else { Blocks::Many(system) },
+        system: if system.is_empty() {
+            Blocks::One(Content::tokens(1))
+        } else {
+            Blocks::Many(system)
+        },
         plan_system: None,
         tools,
         reminders: Reminders::default(),
         team: None,
-        timing: Timing { tool: Duration::ZERO, human: Duration::ZERO, typing: Duration::ZERO, decode_tokens_per_s: 1e9 },
+        timing: Timing {
+            tool: Duration::ZERO,
+            human: Duration::ZERO,
+            typing: Duration::ZERO,
+            decode_tokens_per_s: 1e9,
+        },
         context: Vec::new(),
         deferred_tools: Deferral::default(),
         steps: Vec::new(),
@@ -214,12 +270,24 @@ fn base(name: &str, first: &BuiltRequest) -> Scenario {
 pub fn scenarios(log: &BuiltLog, name: &str) -> Vec<StreamScenario> {
     let mut out = Vec::new();
     for stream in &log.streams {
-        let reqs: Vec<&BuiltRequest> = log.requests.iter().filter(|r| &r.request.stream == stream && r.body.is_some()).collect();
+        let reqs: Vec<&BuiltRequest> = log
+            .requests
+            .iter()
+            .filter(|r| &r.request.stream == stream && r.body.is_some())
+            .collect();
         let Some(first) = reqs.first() else { continue };
-        let sname = if stream == "main" { name.to_string() } else { format!("{name}.{stream}") };
+        let sname = if stream == "main" {
+            name.to_string()
+        } else {
+            format!("{name}.{stream}")
+        };
         let mut sc = base(&sname, first);
         let mut notes = Vec::new();
-        if log.requests.iter().any(|r| &r.request.stream == stream && r.server_compaction) {
+        if log
+            .requests
+            .iter()
+            .any(|r| &r.request.stream == stream && r.server_compaction)
+        {
             notes.push("the server compacted the context on its own (usage.iterations); those passes are not in the scenario".into());
         }
         let mut prev: Option<&BuiltRequest> = None;
@@ -230,13 +298,21 @@ pub fn scenarios(log: &BuiltLog, name: &str) -> Vec<StreamScenario> {
             }
             let model = (r.request.model != sc.model).then(|| r.request.model.clone());
             sc.steps.push(Step::Assistant(Turn {
-                tokens: Some(r.usage.as_ref().map_or(1, |u| u.output.clamp(1, u64::from(u32::MAX)) as u32)),
+                tokens: Some(
+                    r.usage
+                        .as_ref()
+                        .map_or(1, |u| u.output.clamp(1, u64::from(u32::MAX)) as u32),
+                ),
                 model,
                 ..Turn::default()
             }));
             prev = Some(r);
         }
-        out.push(StreamScenario { stream: stream.clone(), scenario: sc, notes });
+        out.push(StreamScenario {
+            stream: stream.clone(),
+            scenario: sc,
+            notes,
+        });
     }
     out
 }

@@ -65,7 +65,10 @@ impl Usage {
         let obj = u.as_object()?;
         if obj.contains_key("prompt_tokens") {
             // Chat Completions: prompt_tokens includes the cached and written tokens.
-            let det = u.get("prompt_tokens_details").cloned().unwrap_or(Value::Null);
+            let det = u
+                .get("prompt_tokens_details")
+                .cloned()
+                .unwrap_or(Value::Null);
             let read = n(&det, "cached_tokens");
             let creation = n(&det, "cache_write_tokens");
             let prompt = n(u, "prompt_tokens");
@@ -178,20 +181,20 @@ pub fn verdict(response: &Value) -> Option<String> {
         .filter(|r| !r.is_null())
     {
         let kind = r.get("type").and_then(Value::as_str).unwrap_or("unknown");
-        return Some(match r.get("cache_missed_input_tokens").and_then(Value::as_u64) {
-            Some(n) => format!("{kind} ({n} tokens missed)"),
-            None => kind.to_string(),
-        });
+        return Some(
+            match r.get("cache_missed_input_tokens").and_then(Value::as_u64) {
+                Some(n) => format!("{kind} ({n} tokens missed)"),
+                None => kind.to_string(),
+            },
+        );
     }
     let d = response.get("prompt_cache_diagnostics")?;
     let reason = d
         .get("reason")
         .or_else(|| d.get("cache_miss").and_then(|m| m.get("reason")))
         .and_then(Value::as_str)?;
-    Some(
-        match d.get("cache_missed_tokens").and_then(Value::as_u64) {
-            Some(n) => format!("{reason} ({n} tokens missed)"),
-            None => reason.to_string(),
-        },
-    )
+    Some(match d.get("cache_missed_tokens").and_then(Value::as_u64) {
+        Some(n) => format!("{reason} ({n} tokens missed)"),
+        None => reason.to_string(),
+    })
 }
