@@ -169,10 +169,8 @@ pub fn import_requests(
     kind: Option<LogKind>,
     out: Option<&std::path::Path>,
 ) -> Result<(), CliError> {
-    let prices = price_table(None)?;
     let exchanges = requests::read_log(log, kind).map_err(|e| CliError::input(e.to_string()))?;
-    let built = requests::build_log(log, &exchanges, &prices)
-        .map_err(|e| CliError::input(e.to_string()))?;
+    let built = requests::build_log(log, &exchanges).map_err(|e| CliError::input(e.to_string()))?;
     let name = log
         .file_stem()
         .and_then(|s| s.to_str())

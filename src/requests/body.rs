@@ -122,6 +122,82 @@ fn role_of(m: &Value) -> Option<Role> {
     }
 }
 
+/// OpenAI Responses: `instructions` (system), then `input` (a string or items).
+fn responses_pieces(v: &Value, pieces: &mut Vec<Piece>) {
+    if let Some(ins) = v.get("instructions") {
+        blocks(pieces, "instructions", Level::System, None, ins);
+    }
+    match v.get("input") {
+        Some(Value::Array(items)) => {
+            for (i, it) in items.iter().enumerate() {
+                let base = format!("input[{i}]");
+                match it.get("content") {
+                    Some(c) => blocks(
+                        pieces,
+                        &format!("{base}.content"),
+                        Level::Messages,
+                        role_of(it),
+                        c,
+                    ),
+                    None => pieces.push(piece(base, Level::Messages, role_of(it), it)),
+                }
+            }
+        }
+        Some(other) => blocks(pieces, "input", Level::Messages, Some(Role::User), other),
+        None => {}
+    }
+}
+
+fn is_system_role(m: &Value) -> bool {
+    matches!(
+        m.get("role").and_then(Value::as_str),
+        Some("system" | "developer")
+    )
+}
+
+/// Anthropic Messages or OpenAI Chat Completions: `system`, then `messages`. In Chat
+/// Completions, the leading `system` / `developer` messages are the system level (a later one
+/// is a mid-conversation message).
+fn messages_pieces(v: &Value, url: &str, pieces: &mut Vec<Piece>) -> Result<&'static str, String> {
+    let msgs = v
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or("the body has no `messages` list")?;
+    let chat = v.get("system").is_none()
+        && v.get("anthropic_version").is_none()
+        && (url.contains("chat/completions") || msgs.iter().any(is_system_role));
+    if let Some(sys) = v.get("system") {
+        blocks(pieces, "system", Level::System, None, sys);
+    }
+    let mut leading = true;
+    for (i, m) in msgs.iter().enumerate() {
+        leading &= chat && is_system_role(m);
+        let (level, role) = if leading {
+            (Level::System, None)
+        } else {
+            (Level::Messages, role_of(m))
+        };
+        if let Some(c) = m.get("content").filter(|c| !c.is_null()) {
+            blocks(pieces, &format!("messages[{i}].content"), level, role, c);
+        }
+        for (k, c) in m
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            pieces.push(piece(
+                format!("messages[{i}].tool_calls[{k}]"),
+                level,
+                role,
+                c,
+            ));
+        }
+    }
+    Ok(if chat { "openai-chat" } else { "anthropic" })
+}
+
 /// The model of a Bedrock `invoke` URL: `/model/<id>/invoke[-with-response-stream]`.
 fn bedrock_model(url: &str) -> Option<String> {
     let rest = url.split("/model/").nth(1)?;
@@ -152,92 +228,10 @@ impl Body {
             pieces.push(piece(format!("tools[{i}]"), Level::Tools, None, t));
         }
         let shape = if v.get("input").is_some() && v.get("messages").is_none() {
-            if let Some(ins) = v.get("instructions") {
-                blocks(&mut pieces, "instructions", Level::System, None, ins);
-            }
-            match v.get("input") {
-                Some(Value::Array(items)) => {
-                    for (i, it) in items.iter().enumerate() {
-                        let base = format!("input[{i}]");
-                        match it.get("content") {
-                            Some(c) => blocks(
-                                &mut pieces,
-                                &format!("{base}.content"),
-                                Level::Messages,
-                                role_of(it),
-                                c,
-                            ),
-                            None => pieces.push(piece(base, Level::Messages, role_of(it), it)),
-                        }
-                    }
-                }
-                Some(other) => blocks(
-                    &mut pieces,
-                    "input",
-                    Level::Messages,
-                    Some(Role::User),
-                    other,
-                ),
-                None => {}
-            }
+            responses_pieces(v, &mut pieces);
             "openai-responses"
         } else {
-            let chat = v.get("system").is_none()
-                && v.get("anthropic_version").is_none()
-                && (url.contains("chat/completions")
-                    || v.get("messages")
-                        .and_then(Value::as_array)
-                        .is_some_and(|ms| {
-                            ms.iter().any(|m| {
-                                matches!(
-                                    m.get("role").and_then(Value::as_str),
-                                    Some("system" | "developer")
-                                )
-                            })
-                        }));
-            if let Some(sys) = v.get("system") {
-                blocks(&mut pieces, "system", Level::System, None, sys);
-            }
-            let msgs = v
-                .get("messages")
-                .and_then(Value::as_array)
-                .ok_or("the body has no `messages` list")?;
-            for (i, m) in msgs.iter().enumerate() {
-                let sys_role = matches!(
-                    m.get("role").and_then(Value::as_str),
-                    Some("system" | "developer")
-                );
-                let level = if chat && sys_role {
-                    Level::System
-                } else {
-                    Level::Messages
-                };
-                let role = if level == Level::System {
-                    None
-                } else {
-                    role_of(m)
-                };
-                let base = format!("messages[{i}].content");
-                match m.get("content") {
-                    Some(c) if !c.is_null() => blocks(&mut pieces, &base, level, role, c),
-                    _ => {}
-                }
-                if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
-                    for (k, c) in calls.iter().enumerate() {
-                        pieces.push(piece(
-                            format!("messages[{i}].tool_calls[{k}]"),
-                            level,
-                            role,
-                            c,
-                        ));
-                    }
-                }
-            }
-            if chat {
-                "openai-chat"
-            } else {
-                "anthropic"
-            }
+            messages_pieces(v, url, &mut pieces)?
         };
         let automatic = mark_of(v);
         if let (Some(ttl), Some(last)) = (automatic, pieces.last_mut()) {

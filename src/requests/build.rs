@@ -19,7 +19,6 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::body::{normalize_model, Body};
 use super::{Exchange, LogError, Usage};
-use crate::cache::PriceTable;
 use crate::prompt::{
     ContentId, Encoding, Level, Request, RequestSettings, Role, Segment, SegmentKind, TokenSource,
     Tokenizer,
@@ -367,13 +366,54 @@ fn clock(exchanges: &[Exchange]) -> (Vec<u64>, bool) {
     (out, t0.is_some())
 }
 
+/// The segments of one exchange, its fit, its stream and whether it starts warm.
+fn segments_of(
+    tok: &Tokenizer,
+    ex: &Exchange,
+    body: Option<&Body>,
+    streams: &mut Vec<StreamState>,
+    out: &[BuiltRequest],
+) -> (Vec<Arc<Segment>>, Fit, String, bool) {
+    match body {
+        Some(b) => {
+            let si = match &ex.stream_hint {
+                Some(name) => named_stream(streams, name),
+                None => stream_for(streams, b),
+            };
+            let first_of_stream = !out.iter().any(|r| r.request.stream == streams[si].name);
+            let (segs, fit) = fit_body(
+                &tok,
+                b,
+                ex.usage.as_ref(),
+                &mut streams[si],
+                out.len() as u64,
+                ex.segment_tokens.as_deref(),
+            );
+            let warm = first_of_stream
+                && ex.usage.as_ref().is_some_and(|u| {
+                    body_pass(u).0 > 0 && u.iterations.first().map_or(u.read, |i| i.read) > 0
+                });
+            (segs, fit, streams[si].name.clone(), warm)
+        }
+        None => {
+            let u = ex.usage.clone().unwrap_or_default();
+            let id = xxh3_64_with_seed(ex.place.as_bytes(), 0x07e1);
+            let seg = segment(
+                &tok,
+                id,
+                Level::Messages,
+                None,
+                "(no body logged)",
+                u.prompt().min(u64::from(u32::MAX)) as u32,
+                None,
+            );
+            (vec![seg], Fit::Exact, "main".to_string(), false)
+        }
+    }
+}
+
 /// Rebuilds every request of a log.
-pub fn build_log(
-    path: &Path,
-    exchanges: &[Exchange],
-    prices: &PriceTable,
-) -> Result<BuiltLog, LogError> {
-    let _ = prices;
+pub fn build_log(path: &Path, exchanges: &[Exchange]) -> Result<BuiltLog, LogError> {
     let tok = Tokenizer::new(Encoding::O200kBase);
     let (times, timed) = clock(exchanges);
     let mut streams: Vec<StreamState> = Vec::new();
@@ -390,42 +430,7 @@ pub fn build_log(
             .map(|b| b.model.clone())
             .or_else(|| ex.model_hint.clone())
             .unwrap_or_else(|| "unknown".into());
-        let (segs, fit, stream, warm) = match &body {
-            Some(b) => {
-                let si = match &ex.stream_hint {
-                    Some(name) => named_stream(&mut streams, name),
-                    None => stream_for(&mut streams, b),
-                };
-                let first_of_stream = !out.iter().any(|r| r.request.stream == streams[si].name);
-                let (segs, fit) = fit_body(
-                    &tok,
-                    b,
-                    ex.usage.as_ref(),
-                    &mut streams[si],
-                    out.len() as u64,
-                    ex.segment_tokens.as_deref(),
-                );
-                let warm = first_of_stream
-                    && ex.usage.as_ref().is_some_and(|u| {
-                        body_pass(u).0 > 0 && u.iterations.first().map_or(u.read, |i| i.read) > 0
-                    });
-                (segs, fit, streams[si].name.clone(), warm)
-            }
-            None => {
-                let u = ex.usage.clone().unwrap_or_default();
-                let id = xxh3_64_with_seed(ex.place.as_bytes(), 0x07e1);
-                let seg = segment(
-                    &tok,
-                    id,
-                    Level::Messages,
-                    None,
-                    "(no body logged)",
-                    u.prompt().min(u64::from(u32::MAX)) as u32,
-                    None,
-                );
-                (vec![seg], Fit::Exact, "main".to_string(), false)
-            }
-        };
+        let (segs, fit, stream, warm) = segments_of(&tok, ex, body.as_ref(), &mut streams, &out);
         let ttfb = match (ex.sent_at_ms, ex.received_at_ms) {
             (Some(s), Some(r)) if r >= s => Some(r - s),
             _ => None,
@@ -441,19 +446,8 @@ pub fn build_log(
             reply: Vec::new(),
             output_tokens: ex.usage.as_ref().map_or(0, |u| u.output),
         };
-        let passes = ex
-            .usage
-            .as_ref()
-            .map(|u| u.iterations.clone())
-            .unwrap_or_default();
-        let compacted = passes.len() > 1 && passes[0].kind == "compaction";
-        let mut body_usage = ex.usage.clone();
-        if compacted {
-            if let Some(u) = body_usage.as_mut() {
-                let p = &passes[0];
-                (u.input, u.creation, u.read) = (p.input, p.creation, p.read);
-            }
-        }
+        let (body_usage, passes) = split_passes(ex.usage.as_ref());
+        let compacted = !passes.is_empty();
         out.push(BuiltRequest {
             place: ex.place.clone(),
             body,
@@ -466,7 +460,7 @@ pub fn build_log(
             ttfb_ms: ttfb,
         });
         if compacted {
-            for (k, p) in passes.iter().enumerate().skip(1) {
+            for (k, p) in passes.iter().enumerate() {
                 out.push(server_pass(&tok, ex, &out[out.len() - 1], p, k));
             }
         }
@@ -485,6 +479,22 @@ pub fn build_log(
     })
 }
 
+/// The usage of the body as sent and the server's later passes: with a `compaction` pass
+/// first, the body stands for that pass and each later pass is a request of its own.
+fn split_passes(usage: Option<&Usage>) -> (Option<Usage>, Vec<super::Iteration>) {
+    let Some(u) = usage else {
+        return (None, Vec::new());
+    };
+    match u.iterations.split_first() {
+        Some((first, rest)) if !rest.is_empty() && first.kind == "compaction" => {
+            let mut b = u.clone();
+            (b.input, b.creation, b.read) = (first.input, first.creation, first.read);
+            (Some(b), rest.to_vec())
+        }
+        _ => (Some(u.clone()), Vec::new()),
+    }
+}
+
 /// A pass the server ran after compacting: its prompt is the server's summary plus what it
 /// kept, content the log does not show, so it is one segment of its own.
 fn server_pass(
@@ -494,6 +504,7 @@ fn server_pass(
     p: &super::Iteration,
     k: usize,
 ) -> BuiltRequest {
+    let k = k + 1; // the passes after the compaction pass (0)
     let id = xxh3_64_with_seed(format!("{}#{k}", ex.place).as_bytes(), 0xc0);
     let seg = segment(
         tok,

@@ -91,7 +91,7 @@ pub fn explain_file(
     prices: &crate::cache::PriceTable,
 ) -> Result<(BuiltLog, Vec<ExplainRow>), LogError> {
     let exchanges = read_log(path, kind)?;
-    let log = build_log(path, &exchanges, prices)?;
+    let log = build_log(path, &exchanges)?;
     let rows = explain_log(&log, prices);
     Ok((log, rows))
 }
