@@ -382,7 +382,7 @@ fn segments_of(
             };
             let first_of_stream = !out.iter().any(|r| r.request.stream == streams[si].name);
             let (segs, fit) = fit_body(
-                &tok,
+                tok,
                 b,
                 ex.usage.as_ref(),
                 &mut streams[si],
@@ -399,7 +399,7 @@ fn segments_of(
             let u = ex.usage.clone().unwrap_or_default();
             let id = xxh3_64_with_seed(ex.place.as_bytes(), 0x07e1);
             let seg = segment(
-                &tok,
+                tok,
                 id,
                 Level::Messages,
                 None,
