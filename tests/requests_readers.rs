@@ -142,3 +142,43 @@ fn a_body_without_messages_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn openai_responses_bodies_replay_on_the_openai_cache() {
+    // No marks: the automatic cache. The first request's 1,220 tokens leave 1,152 readable
+    // (9 whole 128-token units); the second appends, and its bill reads those 1,152.
+    let ins = "You are a coding agent. ".repeat(200);
+    let pair = |t: f64, items: serde_json::Value, read: u64, total: u64| {
+        json!({"request": {"timestamp": t, "method": "POST", "url": "https://api.openai.com/v1/responses", "headers": {},
+                           "body": {"model": "gpt-5", "instructions": ins, "input": items}},
+               "response": {"timestamp": t + 1.0, "status_code": 200, "headers": {},
+                            "body": {"object": "response", "usage": {"input_tokens": total, "input_tokens_details": {"cached_tokens": read}, "output_tokens": 20}}}})
+        .to_string()
+    };
+    let first = json!([{"role": "user", "content": [{"type": "input_text", "text": "Fix the bug in main.rs"}]}]);
+    let mut second = first.as_array().unwrap().clone();
+    second.push(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}));
+    second.push(
+        json!({"role": "user", "content": [{"type": "input_text", "text": "Now run the tests"}]}),
+    );
+    let f = tempfile::Builder::new()
+        .suffix(".jsonl")
+        .tempfile()
+        .unwrap();
+    std::fs::write(
+        f.path(),
+        format!(
+            "{}\n{}\n",
+            pair(100.0, first, 0, 1220),
+            pair(130.0, json!(second), 1152, 1260)
+        ),
+    )
+    .unwrap();
+    let (_, rows) = explain_file(f.path(), None, &PriceTable::bundled()).unwrap();
+    assert_eq!((rows[0].prompt, rows[1].prompt), (1220, 1260));
+    assert_eq!(
+        (rows[1].billed_read, rows[1].predicted_read),
+        (Some(1152), 1152)
+    );
+    assert_eq!(rows[1].cause, plancache::requests::Cause::None);
+}
