@@ -57,6 +57,9 @@ pub fn import(args: ImportArgs) -> Result<(), CliError> {
             args.out.as_deref(),
         );
     }
+    if args.log_kind.is_some() {
+        return Err(CliError::input("--kind applies to `import requests` only"));
+    }
     let harness = Harness::parse(&args.kind).map_err(CliError::input)?;
     let t = harness.read(&args.transcript).map_err(CliError::input)?;
     check_sizes(&t).map_err(CliError::input)?;
