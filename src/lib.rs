@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod mooncake;
 pub mod plan_mode;
 pub mod prompt;
+pub mod requests;
 pub mod scenario;
 pub mod signals;
 pub mod strategy;

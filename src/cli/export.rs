@@ -23,6 +23,12 @@ pub enum ExportFormat {
   plancache export mooncake scenarios/auth-plan.toml --strategy permission-mode --out auth.jsonl
   plancache export mooncake scenarios/auth-plan.toml --strategy toolset-swap --block-size 16")]
     Mooncake(MooncakeArgs),
+    /// The requests a replay sends (bodies with marks, simulated usage) as a claude-trace JSONL
+    /// or HAR 1.2 log, for `explain`, `import requests` and other tools (docs/raw-requests.md).
+    #[command(after_help = "Examples:
+  plancache export requests scenarios/auth-plan.toml --strategy permission-mode --out auth.jsonl
+  plancache export requests scenarios/auth-plan.toml --strategy toolset-swap --format har --out auth.har")]
+    Requests(super::explain::ExportRequestsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -46,6 +52,7 @@ pub struct MooncakeArgs {
 pub fn export(args: ExportArgs) -> Result<(), CliError> {
     match args.format {
         ExportFormat::Mooncake(a) => export_mooncake(a),
+        ExportFormat::Requests(a) => super::explain::export_requests(a),
     }
 }
 

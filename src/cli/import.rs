@@ -13,11 +13,13 @@ use crate::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions
 #[command(after_help = "Examples:
   plancache import claude-code ~/.claude/projects/p/SESSION.jsonl --out imported/session.toml
   plancache import codex rollout-2025-09-01.jsonl --out imported/rollout.toml
+  plancache import requests log-2026-12-01.jsonl --out imported/log.toml   (raw API logs: docs/raw-requests.md)
 
 The main stream goes to --out; each subagent stream to <out stem>.agent-N.toml beside it.
 Without --out the main scenario is printed. Unreadable records are counted and listed on stderr.")]
 pub struct ImportArgs {
-    /// Which harness wrote the log: claude-code or codex.
+    /// Which harness wrote the log: claude-code or codex; or `requests` for a raw API request
+    /// log (VCR cassette, claude-trace JSONL, HAR, OpenTelemetry JSON).
     pub kind: String,
     /// The transcript (JSONL).
     pub transcript: PathBuf,
@@ -35,6 +37,9 @@ pub struct ImportArgs {
     /// 2.1 and later: 1h on the main thread, 5m in subagents; older: 5m), or `5m` / `1h`.
     #[arg(long, default_value = "auto", value_parser = crate::import::TtlChoice::parse)]
     pub ttl: crate::import::TtlChoice,
+    /// `import requests` only: the log's kind (default: detected).
+    #[arg(long = "kind", id = "log_kind", value_enum)]
+    pub log_kind: Option<crate::requests::LogKind>,
 }
 
 fn sibling(out: &Path, stream: &str) -> PathBuf {
@@ -46,6 +51,16 @@ fn sibling(out: &Path, stream: &str) -> PathBuf {
 }
 
 pub fn import(args: ImportArgs) -> Result<(), CliError> {
+    if args.kind == "requests" {
+        return super::explain::import_requests(
+            &args.transcript,
+            args.log_kind,
+            args.out.as_deref(),
+        );
+    }
+    if args.log_kind.is_some() {
+        return Err(CliError::input("--kind applies to `import requests` only"));
+    }
     let harness = Harness::parse(&args.kind).map_err(CliError::input)?;
     let t = harness.read(&args.transcript).map_err(CliError::input)?;
     check_sizes(&t).map_err(CliError::input)?;

@@ -5,6 +5,7 @@ mod check;
 mod common;
 mod compare;
 mod completions;
+mod explain;
 mod export;
 mod generate;
 mod import;
@@ -77,6 +78,7 @@ pub enum Command {
     Import(import::ImportArgs),
     Validate(validate::ValidateArgs),
     Export(export::ExportArgs),
+    Explain(explain::ExplainArgs),
     Generate(generate::GenerateArgs),
     Schema(schema::SchemaArgs),
     Account(account::AccountArgs),
@@ -126,6 +128,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Import(args) => import::import(args),
         Command::Validate(args) => validate::validate(args),
         Command::Export(args) => export::export(args),
+        Command::Explain(args) => explain::explain(args),
         Command::Generate(args) => generate::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Account(args) => account::run(args),
