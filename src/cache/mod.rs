@@ -15,6 +15,7 @@ mod ideal;
 pub mod latency;
 pub mod openai;
 pub mod paged;
+pub mod model_family;
 pub mod pricing;
 pub mod radix;
 pub mod unit_prefix;
