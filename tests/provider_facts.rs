@@ -874,3 +874,56 @@ fn run_and_report_warn_on_a_family_guess_and_refuse_it_under_strict_pricing() {
         assert!(err.contains("--strict-pricing"), "{err}");
     }
 }
+
+#[test]
+fn compare_validate_account_and_sweep_follow_strict_pricing_too() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scenario_on(dir.path(), "claude-opus-4-9");
+    let base = dir.path().join("base").display().to_string();
+    assert_eq!(
+        plancache(&["run", &sc, "--cache", "anthropic", "--out", &base])
+            .status
+            .code(),
+        Some(0)
+    );
+    // The plan-mode transcript fixture with every request on an unknown Opus.
+    let transcript = std::fs::read_to_string(root.join("tests/fixtures/transcripts/plan_mode.jsonl"))
+        .unwrap()
+        .replace("\"model\": \"claude-sonnet-4-5-20250929\"", "\"model\": \"claude-opus-4-9\"");
+    let t = dir.path().join("t.jsonl");
+    std::fs::write(&t, transcript).unwrap();
+    let t = t.display().to_string();
+    // A two-point sweep on the unknown model.
+    let sweep = std::fs::read_to_string(root.join("sweeps/keepalive.toml"))
+        .unwrap()
+        .replace("model = \"claude-sonnet-4-5\"", "model = \"claude-opus-4-9\"")
+        .replace("[\"2m\", \"4m\", \"7m\", \"15m\", \"30m\", \"70m\"]", "[\"2m\"]")
+        .replace("rejections = [0, 2]", "rejections = [0]")
+        .replace("ttl = [\"5m\", \"1h\"]", "ttl = [\"5m\"]");
+    let s = dir.path().join("s.toml");
+    std::fs::write(&s, sweep).unwrap();
+    let s = s.display().to_string();
+    let sweep_out = dir.path().join("sw").display().to_string();
+    let cmds: [Vec<&str>; 4] = [
+        vec!["compare", &sc, "--baseline", &base, "--cache", "anthropic"],
+        vec!["validate", &t],
+        vec!["account", &t],
+        vec!["sweep", &s, "--out", &sweep_out],
+    ];
+    for args in &cmds {
+        let ok = plancache(args);
+        let err = String::from_utf8_lossy(&ok.stderr);
+        assert_ne!(ok.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("priced as `claude-opus-4-8`"), "{args:?}: {err}");
+        let mut strict = args.clone();
+        strict.push("--strict-pricing");
+        let refused = plancache(&strict);
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{strict:?}: {err}");
+        assert!(
+            err.contains("model `claude-opus-4-9` is not in the pricing table (--strict-pricing"),
+            "{strict:?}: {err}"
+        );
+    }
+}
