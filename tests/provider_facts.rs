@@ -738,13 +738,18 @@ fn gpt_5_6_bills_writes_at_1_25x_and_earlier_openai_models_do_not() {
     // gpt-5.4 ($2.50): written tokens are plain input, $0.025.
     let g54 = price("gpt-5.4");
     assert_eq!(g54.write_5m, 1.0);
-    assert!(close(g54.cost_billed(&written, 0, c.charges_writes()), 0.025));
+    assert!(close(
+        g54.cost_billed(&written, 0, c.charges_writes()),
+        0.025
+    ));
 }
 
 fn third_party_table() -> PriceTable {
     let mut t = PriceTable::bundled();
-    t.merge_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pricing-third-party.toml"))
-        .unwrap();
+    t.merge_file(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pricing-third-party.toml"),
+    )
+    .unwrap();
     t
 }
 
@@ -769,7 +774,12 @@ fn every_entry_has_a_source_a_date_and_a_known_confidence() {
         }
     }
     // The third-party-only models are out of the bundled table, in the opt-in file.
-    for m in ["gpt-5.2-codex", "gpt-5.1-codex-mini", "gpt-5.4-mini", "gpt-5.5"] {
+    for m in [
+        "gpt-5.2-codex",
+        "gpt-5.1-codex-mini",
+        "gpt-5.4-mini",
+        "gpt-5.5",
+    ] {
         assert!(bundled.resolve(m).is_none(), "{m} is bundled");
         assert_eq!(extra.resolve(m).unwrap().confidence, "third-party", "{m}");
     }
@@ -796,7 +806,10 @@ fn an_unknown_model_is_priced_by_its_familys_nearest_known_model_with_a_warning(
         t.get("claude-haiku-4-7-20261001").unwrap().name,
         "claude-haiku-4-5"
     );
-    assert_eq!(t.get("claude-3-5-sonnet").unwrap().name, "claude-3-7-sonnet");
+    assert_eq!(
+        t.get("claude-3-5-sonnet").unwrap().name,
+        "claude-3-7-sonnet"
+    );
     // Never across a major version or a tier.
     assert!(t.get("claude-opus-6").is_none());
     assert!(t.get("gpt-5-turbo").is_none());
@@ -864,13 +877,20 @@ fn run_and_report_warn_on_a_family_guess_and_refuse_it_under_strict_pricing() {
             "{args:?}: {err}"
         );
         // Announced once, however many strategies and caches priced it.
-        assert_eq!(err.matches("priced as `claude-opus-4-8`").count(), 1, "{err}");
+        assert_eq!(
+            err.matches("priced as `claude-opus-4-8`").count(),
+            1,
+            "{err}"
+        );
         let mut strict = args.clone();
         strict.push("--strict-pricing");
         let refused = plancache(&strict);
         let err = String::from_utf8_lossy(&refused.stderr);
         assert_eq!(refused.status.code(), Some(2), "{strict:?}: {err}");
-        assert!(err.contains("claude-opus-4-9") && err.contains("--pricing FILE"), "{err}");
+        assert!(
+            err.contains("claude-opus-4-9") && err.contains("--pricing FILE"),
+            "{err}"
+        );
         assert!(err.contains("--strict-pricing"), "{err}");
     }
 }
@@ -888,17 +908,27 @@ fn compare_validate_account_and_sweep_follow_strict_pricing_too() {
         Some(0)
     );
     // The plan-mode transcript fixture with every request on an unknown Opus.
-    let transcript = std::fs::read_to_string(root.join("tests/fixtures/transcripts/plan_mode.jsonl"))
-        .unwrap()
-        .replace("\"model\": \"claude-sonnet-4-5-20250929\"", "\"model\": \"claude-opus-4-9\"");
+    let transcript =
+        std::fs::read_to_string(root.join("tests/fixtures/transcripts/plan_mode.jsonl"))
+            .unwrap()
+            .replace(
+                "\"model\": \"claude-sonnet-4-5-20250929\"",
+                "\"model\": \"claude-opus-4-9\"",
+            );
     let t = dir.path().join("t.jsonl");
     std::fs::write(&t, transcript).unwrap();
     let t = t.display().to_string();
     // A two-point sweep on the unknown model.
     let sweep = std::fs::read_to_string(root.join("sweeps/keepalive.toml"))
         .unwrap()
-        .replace("model = \"claude-sonnet-4-5\"", "model = \"claude-opus-4-9\"")
-        .replace("[\"2m\", \"4m\", \"7m\", \"15m\", \"30m\", \"70m\"]", "[\"2m\"]")
+        .replace(
+            "model = \"claude-sonnet-4-5\"",
+            "model = \"claude-opus-4-9\"",
+        )
+        .replace(
+            "[\"2m\", \"4m\", \"7m\", \"15m\", \"30m\", \"70m\"]",
+            "[\"2m\"]",
+        )
         .replace("rejections = [0, 2]", "rejections = [0]")
         .replace("ttl = [\"5m\", \"1h\"]", "ttl = [\"5m\"]");
     let s = dir.path().join("s.toml");
@@ -915,7 +945,10 @@ fn compare_validate_account_and_sweep_follow_strict_pricing_too() {
         let ok = plancache(args);
         let err = String::from_utf8_lossy(&ok.stderr);
         assert_ne!(ok.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("priced as `claude-opus-4-8`"), "{args:?}: {err}");
+        assert!(
+            err.contains("priced as `claude-opus-4-8`"),
+            "{args:?}: {err}"
+        );
         let mut strict = args.clone();
         strict.push("--strict-pricing");
         let refused = plancache(&strict);

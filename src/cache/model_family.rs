@@ -123,9 +123,15 @@ mod tests {
     #[test]
     fn families_of_hand_chosen_ids() {
         let m = |id: &str| member(id).map(|m| (m.family, m.version));
-        assert_eq!(m("claude-opus-4-9"), Some(("claude-opus-4.x".into(), (4, 9))));
+        assert_eq!(
+            m("claude-opus-4-9"),
+            Some(("claude-opus-4.x".into(), (4, 9)))
+        );
         assert_eq!(m("claude-opus-4"), Some(("claude-opus-4.x".into(), (4, 0))));
-        assert_eq!(m("claude-3-5-haiku"), Some(("claude-haiku-3.x".into(), (3, 5))));
+        assert_eq!(
+            m("claude-3-5-haiku"),
+            Some(("claude-haiku-3.x".into(), (3, 5)))
+        );
         assert_eq!(
             m("gpt-5.3-codex-mini"),
             Some(("gpt-5.x-codex-mini".into(), (5, 3)))
@@ -136,7 +142,10 @@ mod tests {
             m("gemini-3-pro-preview"),
             Some(("gemini-3.x-pro-preview".into(), (3, 0)))
         );
-        assert_eq!(m("deepseek-v4-pro"), Some(("deepseek-4.x-pro".into(), (4, 0))));
+        assert_eq!(
+            m("deepseek-v4-pro"),
+            Some(("deepseek-4.x-pro".into(), (4, 0)))
+        );
         // No plain version: never guessed.
         assert_eq!(m("gpt-4o"), None);
         assert_eq!(m("o3"), None);
