@@ -622,3 +622,341 @@ fn a_cached_reply_extends_the_match_only_without_reasoning() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 2026 provider facts (data/pricing.toml, each entry's `source` and `date`; docs/pricing.md)
+
+/// A single 5-minute breakpoint at the end of a `len`-token system prompt, sent twice on
+/// `anthropic-explicit`: what the second request reads.
+fn explicit_reread(model: &str, len: usize) -> u64 {
+    let prices = PriceTable::bundled();
+    let mut c = cache::build("anthropic-explicit", &prices).unwrap();
+    let p = |t| {
+        request(
+            model,
+            t,
+            vec![seg(1, Level::System, 0, len, Some(Ttl::FiveMinutes))],
+        )
+    };
+    send(c.as_mut(), &p(0));
+    send(c.as_mut(), &p(MIN)).cached_tokens
+}
+
+#[test]
+fn opus_5_caches_from_512_tokens_and_opus_4_8_from_1024() {
+    // whats-new-opus-5: 512 (down from 1,024 on Opus 4.8); whats-new-claude-4-8: 1,024.
+    assert_eq!(price("claude-opus-5").min_cacheable, 512);
+    assert_eq!(price("claude-opus-4-8").min_cacheable, 1024);
+    // A 600-token prefix: over Opus 5's 512, under Opus 4.8's 1,024.
+    assert_eq!(explicit_reread("claude-opus-5", 600), 600);
+    assert_eq!(explicit_reread("claude-opus-4-8", 600), 0);
+    assert_eq!(explicit_reread("claude-opus-4-8", 1100), 1100);
+}
+
+#[test]
+fn opus_4_7_and_4_8_cost_what_anthropics_price_list_says() {
+    // $5 in, $6.25 5m write (1.25x), $10 1h write (2x), $0.50 hit (0.1x), $25 out.
+    for m in ["claude-opus-4-7", "claude-opus-4-8", "claude-opus-5"] {
+        let p = price(m);
+        assert_eq!((p.input, p.output), (5.0, 25.0), "{m}");
+        assert!(close(p.input * p.write_5m, 6.25), "{m}");
+        assert!(close(p.input * p.write_1h, 10.0), "{m}");
+        assert!(close(p.input * p.read, 0.5), "{m}");
+    }
+    // Opus 4.7's 4,096 minimum is a third-party figure: the entry says so.
+    let p = price("claude-opus-4-7");
+    assert_eq!(p.min_cacheable, 4096);
+    assert_eq!(p.confidence, "mixed");
+    assert!(p.note.contains("third-party"), "{}", p.note);
+}
+
+#[test]
+fn opus_5_5_reads_cost_a_twentieth_of_input() {
+    // $4 in, $5 5m write, $8 1h write, $0.20 read, $20 out: read = 0.20 / 4 = 0.05.
+    let p = price("claude-opus-5-5");
+    assert_eq!((p.input, p.output, p.read), (4.0, 20.0, 0.05));
+    assert!(close(p.input * p.write_5m, 5.0) && close(p.input * p.write_1h, 8.0));
+    // 100,000 tokens read: 100,000 x 0.05 x $4 / 1M = $0.02 (Opus 5 at 0.1 x $5: $0.05).
+    let read = CacheOutcome {
+        prompt_tokens: 100_000,
+        cached_tokens: 100_000,
+        ..CacheOutcome::default()
+    };
+    assert!(close(p.cost(&read, 0), 0.02));
+    assert!(close(price("claude-opus-5").cost(&read, 0), 0.05));
+}
+
+#[test]
+fn bedrock_regional_sonnet_4_5_is_priced_about_10_percent_above_global() {
+    // AWS: global cross-Region inference is ~10% cheaper than geographic for Sonnet 4.5.
+    let global = price("global.anthropic.claude-sonnet-4-5-20250929-v1:0");
+    let regional = price("eu.anthropic.claude-sonnet-4-5-20250929-v1:0");
+    assert_eq!(global.name, "global.anthropic.claude-sonnet-4-5");
+    assert_eq!(regional.name, "us.anthropic.claude-sonnet-4-5");
+    assert_eq!((global.input, global.output), (3.0, 15.0));
+    assert!(regional.input > global.input && regional.output > global.output);
+    assert!(close(regional.input / global.input, 1.1));
+    assert!(close(regional.output / global.output, 1.1));
+    // 10,000 uncached input + 1,000 out: global $0.045, regional $0.0495.
+    let cold = CacheOutcome {
+        prompt_tokens: 10_000,
+        uncached_input_tokens: 10_000,
+        ..CacheOutcome::default()
+    };
+    assert!(close(global.cost(&cold, 1000), 0.045));
+    assert!(close(regional.cost(&cold, 1000), 0.0495));
+}
+
+#[test]
+fn deepseek_v4_hits_cost_2_percent_on_flash_and_a_thirtieth_on_pro() {
+    // Peak: flash $0.30 miss / $0.006 hit / $1.20 out; pro $1.32 / $0.044 / $3.96.
+    let flash = price("deepseek-v4-flash");
+    assert_eq!(flash.name, "deepseek-flash");
+    assert_eq!((flash.input, flash.read, flash.output), (0.3, 0.02, 1.2));
+    assert!(close(flash.input * flash.read, 0.006));
+    let pro = price("deepseek-v4-pro");
+    assert!(close(pro.input * pro.read, 0.044));
+    assert_eq!(pro.output, 3.96);
+    // No write fee on DeepSeek; the reply is not cached (deepseek_does_not_cache_the_reply).
+    assert_eq!((flash.write_5m, pro.write_5m), (1.0, 1.0));
+}
+
+#[test]
+fn gpt_5_6_bills_writes_at_1_25x_and_earlier_openai_models_do_not() {
+    // OpenAI prompt-caching guide: writes cost 1.25x input on GPT-5.6 and later, nothing
+    // extra before. 10,000 written tokens at $5 (5.6 sol): 10,000 x 1.25 x $5 / 1M = $0.0625.
+    let prices = PriceTable::bundled();
+    let c = cache::build("openai", &prices).unwrap();
+    let written = CacheOutcome {
+        prompt_tokens: 10_000,
+        write_5m_tokens: 10_000,
+        ..CacheOutcome::default()
+    };
+    let sol = price("gpt-5.6-sol");
+    assert_eq!(sol.write_5m, 1.25);
+    assert!(close(sol.cost_billed(&written, 0, true), 0.0625));
+    // gpt-5.4 ($2.50): written tokens are plain input, $0.025.
+    let g54 = price("gpt-5.4");
+    assert_eq!(g54.write_5m, 1.0);
+    assert!(close(
+        g54.cost_billed(&written, 0, c.charges_writes()),
+        0.025
+    ));
+}
+
+fn third_party_table() -> PriceTable {
+    let mut t = PriceTable::bundled();
+    t.merge_file(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pricing-third-party.toml"),
+    )
+    .unwrap();
+    t
+}
+
+#[test]
+fn every_entry_has_a_source_a_date_and_a_known_confidence() {
+    let bundled = PriceTable::bundled();
+    let extra = third_party_table();
+    for t in [&bundled, &extra] {
+        for name in t.names() {
+            let m = t.resolve(name).unwrap();
+            assert!(!m.source.is_empty(), "{name}: no source");
+            assert!(!m.date.is_empty(), "{name}: no date");
+            assert!(
+                ["", "provider", "third-party", "mixed"].contains(&m.confidence.as_str()),
+                "{name}: confidence `{}`",
+                m.confidence
+            );
+            // A third-party or mixed figure says what it rests on.
+            if !m.confidence.is_empty() && m.confidence != "provider" {
+                assert!(!m.note.is_empty(), "{name}: no note");
+            }
+        }
+    }
+    // The third-party-only models are out of the bundled table, in the opt-in file.
+    for m in [
+        "gpt-5.2-codex",
+        "gpt-5.1-codex-mini",
+        "gpt-5.4-mini",
+        "gpt-5.5",
+    ] {
+        assert!(bundled.resolve(m).is_none(), "{m} is bundled");
+        assert_eq!(extra.resolve(m).unwrap().confidence, "third-party", "{m}");
+    }
+    assert_eq!(extra.resolve("gpt-5.2-codex").unwrap().input, 1.75);
+}
+
+#[test]
+fn an_unknown_model_is_priced_by_its_familys_nearest_known_model_with_a_warning() {
+    let t = PriceTable::bundled();
+    // Opus 4.9: nearest below in claude-opus-4.x is 4.8.
+    assert_eq!(t.get("claude-opus-4-9").unwrap().name, "claude-opus-4-8");
+    // gpt-5.2-codex (bundled table): below it only gpt-5-codex (5.0); with the third-party
+    // file, gpt-5.3-codex-mini finds gpt-5.1-codex-mini.
+    assert_eq!(t.get("gpt-5.2-codex").unwrap().name, "gpt-5-codex");
+    assert!(t.get("gpt-5.3-codex-mini").is_none());
+    let extra = third_party_table();
+    assert_eq!(
+        extra.get("gpt-5.3-codex-mini").unwrap().name,
+        "gpt-5.1-codex-mini"
+    );
+    // Dated ids and other families: a dated Haiku 4.7 is Haiku 4.5; Sonnet 3.5 (old naming)
+    // is Sonnet 3.7 (the only 3.x Sonnet, above it).
+    assert_eq!(
+        t.get("claude-haiku-4-7-20261001").unwrap().name,
+        "claude-haiku-4-5"
+    );
+    assert_eq!(
+        t.get("claude-3-5-sonnet").unwrap().name,
+        "claude-3-7-sonnet"
+    );
+    // Never across a major version or a tier.
+    assert!(t.get("claude-opus-6").is_none());
+    assert!(t.get("gpt-5-turbo").is_none());
+    // Every guess is recorded, once, with the assumption named.
+    let w = t.assumptions();
+    assert_eq!(w.len(), 4, "{w:?}");
+    assert!(w.iter().any(|s| s.starts_with(
+        "model `claude-opus-4-9` is not in the pricing table: priced as `claude-opus-4-8`"
+    )));
+    assert!(w.iter().all(|s| s.contains("--pricing FILE")));
+}
+
+#[test]
+fn strict_pricing_refuses_the_family_guess_and_names_it() {
+    let mut t = PriceTable::bundled();
+    t.set_strict(true);
+    assert!(t.get("claude-opus-4-9").is_none());
+    assert!(t.assumptions().is_empty());
+    let e = t.unknown_model("claude-opus-4-9");
+    assert!(e.starts_with("model `claude-opus-4-9` is not in the pricing table (--strict-pricing: not priced as its family's nearest known model `claude-opus-4-8`)"), "{e}");
+    // Known models are unaffected.
+    assert_eq!(t.get("claude-opus-4-8").unwrap().input, 5.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same through the binary: a warning by default, exit 2 under --strict-pricing.
+
+fn plancache(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_plancache"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+/// scenarios/auth-plan.toml with its model replaced by `model`, in `dir`.
+fn scenario_on(dir: &std::path::Path, model: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("scenarios/auth-plan.toml")).unwrap();
+    let text = text.replace(
+        "model = \"claude-sonnet-4-5\"",
+        &format!("model = \"{model}\""),
+    );
+    let p = dir.join("opus49.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn run_and_report_warn_on_a_family_guess_and_refuse_it_under_strict_pricing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scenario_on(dir.path(), "claude-opus-4-9");
+    let out_dir = dir.path().join("out");
+    let out_dir = out_dir.display().to_string();
+    let cmds: [Vec<&str>; 2] = [
+        vec!["run", &sc, "--cache", "anthropic", "--out", &out_dir],
+        vec!["report", &sc, "--out", &out_dir],
+    ];
+    for args in &cmds {
+        let ok = plancache(args);
+        let err = String::from_utf8_lossy(&ok.stderr);
+        assert_eq!(ok.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            err.contains("warning: model `claude-opus-4-9` is not in the pricing table: priced as `claude-opus-4-8`"),
+            "{args:?}: {err}"
+        );
+        // Announced once, however many strategies and caches priced it.
+        assert_eq!(
+            err.matches("priced as `claude-opus-4-8`").count(),
+            1,
+            "{err}"
+        );
+        let mut strict = args.clone();
+        strict.push("--strict-pricing");
+        let refused = plancache(&strict);
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{strict:?}: {err}");
+        assert!(
+            err.contains("claude-opus-4-9") && err.contains("--pricing FILE"),
+            "{err}"
+        );
+        assert!(err.contains("--strict-pricing"), "{err}");
+    }
+}
+
+#[test]
+fn compare_validate_account_and_sweep_follow_strict_pricing_too() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scenario_on(dir.path(), "claude-opus-4-9");
+    let base = dir.path().join("base").display().to_string();
+    assert_eq!(
+        plancache(&["run", &sc, "--cache", "anthropic", "--out", &base])
+            .status
+            .code(),
+        Some(0)
+    );
+    // The plan-mode transcript fixture with every request on an unknown Opus.
+    let transcript =
+        std::fs::read_to_string(root.join("tests/fixtures/transcripts/plan_mode.jsonl"))
+            .unwrap()
+            .replace(
+                "\"model\": \"claude-sonnet-4-5-20250929\"",
+                "\"model\": \"claude-opus-4-9\"",
+            );
+    let t = dir.path().join("t.jsonl");
+    std::fs::write(&t, transcript).unwrap();
+    let t = t.display().to_string();
+    // A two-point sweep on the unknown model.
+    let sweep = std::fs::read_to_string(root.join("sweeps/keepalive.toml"))
+        .unwrap()
+        .replace(
+            "model = \"claude-sonnet-4-5\"",
+            "model = \"claude-opus-4-9\"",
+        )
+        .replace(
+            "[\"2m\", \"4m\", \"7m\", \"15m\", \"30m\", \"70m\"]",
+            "[\"2m\"]",
+        )
+        .replace("rejections = [0, 2]", "rejections = [0]")
+        .replace("ttl = [\"5m\", \"1h\"]", "ttl = [\"5m\"]");
+    let s = dir.path().join("s.toml");
+    std::fs::write(&s, sweep).unwrap();
+    let s = s.display().to_string();
+    let sweep_out = dir.path().join("sw").display().to_string();
+    let cmds: [Vec<&str>; 4] = [
+        vec!["compare", &sc, "--baseline", &base, "--cache", "anthropic"],
+        vec!["validate", &t],
+        vec!["account", &t],
+        vec!["sweep", &s, "--out", &sweep_out],
+    ];
+    for args in &cmds {
+        let ok = plancache(args);
+        let err = String::from_utf8_lossy(&ok.stderr);
+        assert_ne!(ok.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("priced as `claude-opus-4-8`"),
+            "{args:?}: {err}"
+        );
+        let mut strict = args.clone();
+        strict.push("--strict-pricing");
+        let refused = plancache(&strict);
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{strict:?}: {err}");
+        assert!(
+            err.contains("model `claude-opus-4-9` is not in the pricing table (--strict-pricing"),
+            "{strict:?}: {err}"
+        );
+    }
+}

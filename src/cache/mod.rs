@@ -13,6 +13,7 @@ pub mod deepseek;
 pub mod gemini;
 mod ideal;
 pub mod latency;
+pub mod model_family;
 pub mod openai;
 pub mod paged;
 pub mod pricing;

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,13 @@ pub struct ModelPrice {
     /// Largest prompt plus output, in tokens, one request may carry (None: not known).
     #[serde(default)]
     pub context_window: Option<u64>,
+    /// Whose page the figures come from: empty or `provider` (the provider's own documentation)
+    /// or `third-party` (only a third party gives them; docs/pricing.md lists those entries).
+    #[serde(default)]
+    pub confidence: String,
+    /// What the figures leave out or assume (e.g. a minimum no page states, peak-hour prices).
+    #[serde(default)]
+    pub note: String,
 }
 
 fn default_write_1h() -> f64 {
@@ -78,6 +86,8 @@ impl ModelPrice {
             aliases: Vec::new(),
             context_window: None,
             storage_per_mtok_hour: 0.0,
+            confidence: String::new(),
+            note: String::new(),
         };
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = part.split_once('=').ok_or_else(|| {
@@ -213,6 +223,14 @@ pub struct PriceTable {
     aliases: BTreeMap<String, String>,
     /// Prices for every model the table does not know (`--price`).
     fallback: Option<ModelPrice>,
+    /// `--strict-pricing`: a model the table does not list is an error, never priced by its
+    /// family's nearest known model.
+    strict: bool,
+    /// Models priced by a family guess: id -> the entry used. Shared by clones, so each guess
+    /// is announced once per run however many copies of the table price it.
+    assumed: Arc<Mutex<BTreeMap<String, String>>>,
+    /// Called once per guessed id with the warning text (the CLI prints it on standard error).
+    on_assumption: Option<fn(&str)>,
 }
 
 /// `a`'s closest match among `candidates` as `; did you mean `x`?`, or nothing when none is
@@ -269,6 +287,9 @@ impl PriceTable {
             models: BTreeMap::new(),
             aliases: BTreeMap::new(),
             fallback: None,
+            strict: false,
+            assumed: Arc::default(),
+            on_assumption: None,
         };
         table
             .merge_str(BUNDLED, Path::new("data/pricing.toml"))
@@ -320,9 +341,58 @@ impl PriceTable {
     }
 
     /// The entry of a model id: its name, an alias, either without a date or `-latest`, else
-    /// the `--price` fallback.
+    /// the `--price` fallback, else (unless strict) its family's nearest known model, recorded
+    /// and announced as an assumption (see [`crate::cache::model_family`]).
     pub fn get(&self, model: &str) -> Option<&ModelPrice> {
-        self.resolve(model).or(self.fallback.as_ref())
+        if let Some(m) = self.resolve(model).or(self.fallback.as_ref()) {
+            return Some(m);
+        }
+        if self.strict {
+            return None;
+        }
+        let kin = self.family_entry(model)?;
+        self.record_assumption(model, &kin.name);
+        Some(kin)
+    }
+
+    /// The entry of `model`'s family's nearest known model (names only, not aliases).
+    pub fn family_entry(&self, model: &str) -> Option<&ModelPrice> {
+        let near = super::model_family::nearest(undated(model), self.names())?;
+        self.models.get(near)
+    }
+
+    fn record_assumption(&self, model: &str, used: &str) {
+        let Ok(mut seen) = self.assumed.lock() else {
+            return;
+        };
+        if seen.insert(model.to_string(), used.to_string()).is_none() {
+            if let Some(warn) = self.on_assumption {
+                warn(&assumption_text(model, used));
+            }
+        }
+    }
+
+    /// `--strict-pricing`: refuse family guesses.
+    pub fn set_strict(&mut self, strict: bool) {
+        self.strict = strict;
+    }
+
+    /// Whether family guesses are refused (`--strict-pricing`).
+    pub fn is_strict(&self) -> bool {
+        self.strict
+    }
+
+    /// Where to announce each family guess once (the CLI passes its `warning:` printer).
+    pub fn on_assumption(&mut self, warn: fn(&str)) {
+        self.on_assumption = Some(warn);
+    }
+
+    /// Every family guess made so far, as warning texts, in id order.
+    pub fn assumptions(&self) -> Vec<String> {
+        self.assumed
+            .lock()
+            .map(|seen| seen.iter().map(|(m, u)| assumption_text(m, u)).collect())
+            .unwrap_or_default()
     }
 
     /// The table's own entry for `model` (no fallback).
@@ -356,10 +426,18 @@ impl PriceTable {
             .map(String::as_str)
     }
 
-    /// The error for a model the table does not know, with the closest known id.
+    /// The error for a model the table does not know, with the closest known id; under
+    /// `--strict-pricing`, also the family guess it refused.
     pub fn unknown_model(&self, model: &str) -> String {
+        let refused = match (self.strict, self.family_entry(model)) {
+            (true, Some(kin)) => format!(
+                " (--strict-pricing: not priced as its family's nearest known model `{}`)",
+                kin.name
+            ),
+            _ => String::new(),
+        };
         format!(
-            "model `{model}` is not in the pricing table{}",
+            "model `{model}` is not in the pricing table{refused}{}",
             did_you_mean(model, self.ids())
         )
     }
@@ -367,6 +445,13 @@ impl PriceTable {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.models.keys().map(String::as_str)
     }
+}
+
+/// The warning for a model priced by its family's nearest known model.
+fn assumption_text(model: &str, used: &str) -> String {
+    format!(
+        "model `{model}` is not in the pricing table: priced as `{used}`, the nearest known model of its family (docs/pricing.md); add it with --pricing FILE to price it exactly, or pass --strict-pricing to refuse"
+    )
 }
 
 /// The first request whose prompt plus output exceeds its model's context window, described

@@ -94,9 +94,21 @@ pub fn price_table(file: Option<&Path>) -> Result<PriceTable, CliError> {
     prices(file, None)
 }
 
-/// The bundled price table, plus a user file, plus `--price` for models the table lacks.
+/// `--strict-pricing` (a global flag): set once by dispatch, read by every price table.
+static STRICT_PRICING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records `--strict-pricing` for every price table this process builds.
+pub fn set_strict_pricing(strict: bool) {
+    STRICT_PRICING.store(strict, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The bundled price table, plus a user file, plus `--price` for models the table lacks; a
+/// model none of them lists is priced by its family's nearest known model with a warning, or
+/// refused under `--strict-pricing`.
 pub fn prices(file: Option<&Path>, price: Option<&ModelPrice>) -> Result<PriceTable, CliError> {
     let mut table = PriceTable::bundled();
+    table.set_strict(STRICT_PRICING.load(std::sync::atomic::Ordering::Relaxed));
+    table.on_assumption(super::output::warn);
     if let Some(f) = file {
         table.merge_file(f).map_err(CliError::input)?;
     }
@@ -135,6 +147,9 @@ pub fn scenario_models(session: &Session) -> Vec<String> {
 /// and the `--price` escape hatch), and pins aliases and dated ids so every cache model finds
 /// their minimums.
 pub fn check_models(sessions: &[Session], prices: &mut PriceTable) -> Result<(), CliError> {
+    // Tables built without `prices` (check, generate) follow --strict-pricing too.
+    prices.set_strict(STRICT_PRICING.load(std::sync::atomic::Ordering::Relaxed));
+    prices.on_assumption(super::output::warn);
     for session in sessions {
         let models = scenario_models(session);
         for m in &models {

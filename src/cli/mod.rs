@@ -53,6 +53,10 @@ pub struct Cli {
         value_name = "WHEN"
     )]
     pub color: output::ColorWhen,
+    /// Refuse (exit 2) a model the price table does not list instead of pricing it as its
+    /// family's nearest known model (docs/pricing.md).
+    #[arg(long, global = true)]
+    pub strict_pricing: bool,
 }
 
 impl Cli {
@@ -118,6 +122,7 @@ impl fmt::Display for CliError {
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     output::set_color(cli.color);
     crate::budget::Budget::set_current(cli.budget());
+    common::set_strict_pricing(cli.strict_pricing);
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),

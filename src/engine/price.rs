@@ -28,9 +28,9 @@ pub(super) fn price(
 ) -> Result<RequestRow, ReplayError> {
     let model = env.prices.get(&request.model).ok_or_else(|| ReplayError {
         place: session.path.display().to_string(),
-        message: format!("model `{}` is not in the pricing table", request.model),
+        message: env.prices.unknown_model(&request.model),
         hint: format!(
-            "use one of: {}; or add it with --pricing FILE",
+            "use one of: {}; or add it with --pricing FILE (docs/pricing.md)",
             env.prices.names().collect::<Vec<_>>().join(", ")
         ),
     })?;
