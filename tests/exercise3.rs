@@ -21,13 +21,17 @@
 //!   r8 = 18,988 with the full tools again: the longest shared prefix is r1 + its reply (10,090):
 //!      recomputed 8,898.
 //!   prompt sum 106,110; recomputed 10,040 + 7,897 + 7,500 + 8,898 = 34,335; cached 71,775.
+//!
+//! system-message and frozen-tools: exercise-3 edits neither the system prompt nor the tools,
+//! so they send exactly permission-mode's requests (the plan reminders of 147 and 41 tokens go
+//! in as system messages of the same size): the permission-mode figures above.
 
 use std::path::Path;
 
 use plancache::cache::IdealCache;
 use plancache::engine::{replay, ReplayEnv};
 use plancache::scenario::Session;
-use plancache::strategy::{PermissionMode, Strategy, ToolsetSwap};
+use plancache::strategy::{FrozenTools, PermissionMode, Strategy, SystemMessage, ToolsetSwap};
 
 fn scenario() -> Session {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/exercise-3.toml");
@@ -61,6 +65,22 @@ fn permission_mode_keeps_the_prefix() {
         [10_040, 207, 1_500, 1_500, 1_500, 1_500, 1_500, 671]
     );
     assert_eq!((cached, prompt), (96_092, 114_510));
+}
+
+#[test]
+fn system_message_and_frozen_tools_keep_the_prefix() {
+    for strategy in [&SystemMessage as &dyn Strategy, &FrozenTools] {
+        let (prompts, recomputed, cached, prompt) = figures(strategy);
+        assert_eq!(
+            prompts,
+            [10_040, 10_297, 11_877, 13_457, 15_037, 16_617, 18_197, 18_988]
+        );
+        assert_eq!(
+            recomputed,
+            [10_040, 207, 1_500, 1_500, 1_500, 1_500, 1_500, 671]
+        );
+        assert_eq!((cached, prompt), (96_092, 114_510), "{}", strategy.name());
+    }
 }
 
 #[test]

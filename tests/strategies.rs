@@ -194,6 +194,105 @@ fn masked_has_no_denied_round_trip() {
 }
 
 #[test]
+fn system_message_keeps_the_system_prompt_and_appends_edits() {
+    // No system edit in UNIT: the plan-mode reminders go in as system messages of the same
+    // size, so the figures are permission-mode's (2,350 / 2,910 / 3,050; cached 0 / 2,370 /
+    // 2,940).
+    let r = ideal(UNIT, "system-message");
+    assert_eq!(prompts(&r), vec![2350, 2910, 3050]);
+    assert_eq!(cached(&r), vec![0, 2370, 2940]);
+    // tools Read 300, system 1,000, user 50. r1 = 1,350.
+    // A 12-token patch at token 500 of the system block, then r2 (reply 10 before it):
+    //   permission-mode re-sends the patched block: r2 = 1,350 + 10 = 1,360, cached up to the
+    //   patch = 300 + 500 = 800.
+    //   system-message leaves the block and appends a 12-token system message:
+    //   r2 = 1,360 + 12 = 1,372, cached r1 + its reply = 1,360.
+    // A replacement of the block by 900 tokens, then r3 (reply 10 before it):
+    //   permission-mode: r3 = 300 + 900 + 50 + 10 + 10 = 1,270; only the tools (300) match.
+    //   system-message: a 900-token system message: r3 = 1,372 + 10 + 900 = 2,282, cached
+    //   1,382 (r2 + its reply).
+    let text = r#"
+name = "sysmsg"
+model = "claude-sonnet-4-5"
+system = { tokens = 1000 }
+[[tools]]
+name = "Read"
+tokens = 300
+[[steps]]
+user = { tokens = 50 }
+[[steps]]
+assistant = { tokens = 10 }
+[[steps]]
+edit_system = { block = 1, patch_at = 500, patch_tokens = 12 }
+[[steps]]
+assistant = { tokens = 10 }
+[[steps]]
+edit_system = { block = 1, tokens = 900 }
+[[steps]]
+assistant = { tokens = 10 }
+"#;
+    let r = ideal(text, "permission-mode");
+    assert_eq!(prompts(&r), vec![1350, 1360, 1270]);
+    assert_eq!(cached(&r), vec![0, 800, 300]);
+    let m = ideal(text, "system-message");
+    assert_eq!(prompts(&m), vec![1350, 1372, 2282]);
+    assert_eq!(cached(&m), vec![0, 1360, 1382]);
+    assert_eq!(m.trace, r.trace);
+}
+
+#[test]
+fn frozen_tools_keeps_the_first_tools_array() {
+    // tools Read 300 + Bash 200 = 500, system 1,000, user 50: r1 = 1,550.
+    // add_tool X (100), r2 (reply 10 before it) calls X (result 20); remove_tool Bash; r3.
+    //   permission-mode: r2 lists Read, Bash, X = 600: r2 = 600 + 1,000 + 50 + 10 = 1,660,
+    //   cached the old tools list (500). r3 lists Read, X = 400: r3 = 400 + 1,000 + 50 + 10 +
+    //   10 + 20 = 1,490, cached Read (300) only.
+    //   frozen-tools: the array stays Read, Bash; X comes as a 100-token tool_addition block:
+    //   r2 = 1,550 + 10 + 100 = 1,660, cached 1,560; r3 = 1,660 + 10 + 20 = 1,690 (Bash still
+    //   listed), cached 1,670. A replace_tool of Read (250) adds a 250-token block: r4 = 1,690
+    //   + 10 + 250 = 1,950, cached 1,700; permission-mode re-renders Read at the head: r4 =
+    //   250 + 100 + 1,000 + 90 + 10 = 1,450, nothing cached.
+    let text = r#"
+name = "frozen"
+model = "claude-sonnet-4-5"
+system = { tokens = 1000 }
+[[tools]]
+name = "Read"
+tokens = 300
+[[tools]]
+name = "Bash"
+tokens = 200
+[[steps]]
+user = { tokens = 50 }
+[[steps]]
+assistant = { tokens = 10 }
+[[steps]]
+add_tool = { name = "X", tokens = 100 }
+[[steps]]
+assistant = { tokens = 10, calls = [{ tool = "X", result_tokens = 20 }] }
+[[steps]]
+remove_tool = "Bash"
+[[steps]]
+assistant = { tokens = 10 }
+[[steps]]
+replace_tool = { name = "Read", tokens = 250 }
+[[steps]]
+assistant = { tokens = 10 }
+"#;
+    let r = ideal(text, "permission-mode");
+    assert_eq!(prompts(&r), vec![1550, 1660, 1490, 1450]);
+    assert_eq!(cached(&r), vec![0, 500, 300, 0]);
+    let f = ideal(text, "frozen-tools");
+    assert_eq!(prompts(&f), vec![1550, 1660, 1690, 1950]);
+    assert_eq!(cached(&f), vec![0, 1560, 1670, 1700]);
+    assert_eq!(f.trace, r.trace);
+    assert_eq!(
+        f.rows[1].break_reason, "",
+        "the tool_addition block is appended after the cached prefix"
+    );
+}
+
+#[test]
 fn check_prints_the_unrendered_call_rule() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("unit.toml");
@@ -247,6 +346,8 @@ fn every_strategy_makes_the_same_decisions_on_every_bundled_scenario() {
             "model-switch",
             "deferred-tools",
             "masked",
+            "system-message",
+            "frozen-tools",
             "system-swap-tools"
         ]
     );

@@ -3,6 +3,7 @@
 
 use super::stream::Stream;
 use super::ReplayError;
+use crate::prompt::{Role, TokenSource};
 use crate::scenario::{Session, SystemEdit, ToolDef};
 
 /// An edit that cannot apply at this point of the replay (the loader catches most of these).
@@ -30,11 +31,15 @@ impl EditError {
 }
 
 /// Puts an `edit_system` (at `step`, 0-based) in force on `stream`; returns the decision text.
+/// With `inline` the system prompt stays as it is and the change is appended to the
+/// conversation as a system message: the whole new block for a replacement, the patched tokens
+/// for a patch (the decision text is the same either way: the trace is strategy-independent).
 pub(super) fn edit_system(
     session: &Session,
     stream: &mut Stream,
     edit: &SystemEdit,
     step: usize,
+    inline: bool,
 ) -> Result<String, EditError> {
     let k = edit.block.wrapping_sub(1);
     let original = session.system.get(k).cloned().ok_or_else(|| {
@@ -79,7 +84,19 @@ pub(super) fn edit_system(
             ))
         }
     };
-    stream.edit_system_block(&original, segment);
+    if inline {
+        let size = match (edit.replacement(), edit.patch_tokens) {
+            (None, Some(len)) => len,
+            _ => segment.len() as u32,
+        };
+        stream.conversation.push(session.message(
+            Role::User,
+            &format!("step{}:system-message:system#{}", step + 1, edit.block),
+            TokenSource::Count(size),
+        ));
+    } else {
+        stream.edit_system_block(&original, segment);
+    }
     Ok(decision)
 }
 

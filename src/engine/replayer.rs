@@ -415,8 +415,9 @@ impl Replayer<'_> {
                 );
             }
             Step::EditSystem(edit) => {
-                let decision =
-                    edits::edit_system(session, main, edit, at.step).map_err(|e| e.at(at))?;
+                let inline = self.strategy.system_edit_inline();
+                let decision = edits::edit_system(session, main, edit, at.step, inline)
+                    .map_err(|e| e.at(at))?;
                 record(
                     trace,
                     at,
@@ -442,6 +443,10 @@ impl Replayer<'_> {
             Step::ReplaceTool(def) => {
                 let size =
                     edits::replace_tool(session, main, def, at.step).map_err(|e| e.at(at))?;
+                if let Some(tool) = main.tools.iter().find(|t| t.name == def.name) {
+                    let added = self.strategy.tool_replaced(session, tool, at.step);
+                    main.conversation.extend(added);
+                }
                 record(
                     trace,
                     at,
@@ -460,7 +465,9 @@ impl Replayer<'_> {
     /// applied), and the model that serves it.
     fn head(&self, stream: &Stream, mode: Mode) -> (Vec<Arc<Segment>>, String) {
         let session = self.session;
-        let mut segments = self.strategy.tools(session, &stream.tools, mode);
+        let mut segments =
+            self.strategy
+                .tools_for(session, &stream.initial_tools, &stream.tools, mode);
         let strategy_model = self.strategy.model(session, mode);
         let model = match &stream.agent {
             Some(agent) => {

@@ -17,6 +17,8 @@ pub(super) struct Stream {
     pub(super) previous_prompt: Option<u64>,
     /// Tools offered to this stream, in prompt order (changed by `add_tool` / `remove_tool`).
     pub(super) tools: Vec<Tool>,
+    /// The stream's tools at its start (what a strategy that freezes the tools array renders).
+    pub(super) initial_tools: Vec<Tool>,
     /// Early context blocks in force (main stream): name and segment.
     pub(super) context: Vec<(String, Arc<Segment>)>,
     /// Tools loaded on demand whose reference block is in the conversation.
@@ -55,6 +57,7 @@ impl Stream {
             conversation: Vec::new(),
             clock_ms,
             previous_prompt: None,
+            initial_tools: tools.clone(),
             tools,
             context: Vec::new(),
             loaded: HashSet::new(),

@@ -6,10 +6,12 @@
 //! approvals) is decided by the reference state machine, identically for every strategy.
 
 mod deferred_tools;
+mod frozen_tools;
 mod history_reset;
 mod masked;
 mod model_switch;
 mod permission_mode;
+mod system_message;
 mod system_swap;
 mod toolset_swap;
 
@@ -20,10 +22,12 @@ use crate::prompt::Segment;
 use crate::scenario::{Session, Tool};
 
 pub use deferred_tools::{is_deferred, DeferredTools};
+pub use frozen_tools::FrozenTools;
 pub use history_reset::HistoryReset;
 pub use masked::Masked;
 pub use model_switch::ModelSwitch;
 pub use permission_mode::PermissionMode;
+pub use system_message::SystemMessage;
 pub use system_swap::{plan_system, SystemSwap};
 pub use toolset_swap::ToolsetSwap;
 
@@ -61,6 +65,24 @@ pub trait Strategy: Send + Sync {
         out
     }
 
+    /// Tool definitions of a request, given also the stream's tools at its start (`initial`).
+    /// The default ignores `initial`; a strategy that freezes the tools array renders it.
+    fn tools_for(
+        &self,
+        session: &Session,
+        _initial: &[Tool],
+        toolset: &[Tool],
+        mode: Mode,
+    ) -> Vec<Arc<Segment>> {
+        self.tools(session, toolset, mode)
+    }
+
+    /// Whether an `edit_system` step leaves the system prompt as it is and appends the change
+    /// to the conversation as a system message (`true`), or edits the system block (`false`).
+    fn system_edit_inline(&self) -> bool {
+        false
+    }
+
     /// Whether a call denied by the permission layer is made and answered with an error result
     /// (`true`), or cannot be made because the tool is absent or masked (`false`).
     fn renders_denied_calls(&self) -> bool;
@@ -80,6 +102,13 @@ pub trait Strategy: Send + Sync {
     /// Messages appended when `tool` becomes available mid-session (`add_tool` at `step`,
     /// 0-based). The default adds nothing: the tool simply joins the tools list.
     fn tool_added(&self, _session: &Session, _tool: &Tool, _step: usize) -> Vec<Arc<Segment>> {
+        Vec::new()
+    }
+
+    /// Messages appended when `tool`'s definition is re-rendered mid-session (`replace_tool`
+    /// at `step`, 0-based). The default adds nothing: the new definition takes the old one's
+    /// place in the tools list.
+    fn tool_replaced(&self, _session: &Session, _tool: &Tool, _step: usize) -> Vec<Arc<Segment>> {
         Vec::new()
     }
 
@@ -107,6 +136,8 @@ pub fn all() -> Vec<Box<dyn Strategy>> {
         Box::new(ModelSwitch),
         Box::new(DeferredTools),
         Box::new(Masked),
+        Box::new(SystemMessage),
+        Box::new(FrozenTools),
     ]
 }
 
