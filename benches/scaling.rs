@@ -9,6 +9,8 @@
 //! - `scaling/session-5000/all-strategies-all-caches`: a 5,000-request session under every
 //!   strategy and every cache model whose lookups cost what a request adds (all but the
 //!   unit-prefix `gemini` and `deepseek`), one thread (target: under 3 s).
+//! - `scaling/unit-prefix/NAME/N`: `gemini` and `deepseek` on the 50–400-request sessions
+//!   (their time per request still grows with the prompt).
 
 #[allow(dead_code)]
 #[path = "common/sessions.rs"]
@@ -17,12 +19,12 @@ mod sessions;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use plancache::cache::{self, PriceTable, CACHE_NAMES, DEFAULT_CACHE};
+#[path = "common/caches.rs"]
+mod caches;
+
+use plancache::cache::{self, PriceTable, DEFAULT_CACHE};
 use plancache::engine::{self, ReplayEnv};
 use plancache::strategy::{self, PermissionMode};
-
-/// Cache models whose lookups are O(prompt / unit), left out of the 5,000-request grid.
-const UNIT_PREFIX_CACHES: &[&str] = &["gemini", "deepseek"];
 
 fn scaling(c: &mut Criterion) {
     let env = ReplayEnv::default();
@@ -44,22 +46,33 @@ fn scaling(c: &mut Criterion) {
             });
         }
     }
+    let bench = std::env::args().any(|a| a == "--bench");
+    // The unit-prefix models grow per request (`gemini` took 0.5 s for 50 requests and 43 s for
+    // 400 here): 50 to 200 requests, and 20 as a smoke test under `cargo test --benches`.
+    let sizes: &[u32] = if bench { &[50, 100, 200] } else { &[20] };
+    for &n in sizes {
+        let session = sessions::long_session(n, 5);
+        group.throughput(Throughput::Elements(
+            sessions::requests_of(&session).len() as u64
+        ));
+        for &model in caches::NOT_INCREMENTAL {
+            let id = BenchmarkId::new(format!("unit-prefix/{model}"), n);
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    let mut model = cache::build(model, &prices).expect("known model");
+                    let r = engine::replay(&session, &PermissionMode, model.as_mut(), &env)
+                        .expect("replays");
+                    black_box(r.rows.len())
+                })
+            });
+        }
+    }
     // Under `cargo test --benches` (no `--bench` argument) each benchmark runs once in a debug
     // build as a smoke test: a tenth of the session keeps that run short.
-    let requests = if std::env::args().any(|a| a == "--bench") {
-        5000
-    } else {
-        500
-    };
+    let requests = if bench { 5000 } else { 500 };
     let long = vec![sessions::long_session(requests, 13)];
-    // The unit-prefix caches (`gemini` with token units, `deepseek`) still probe every unit of
-    // the prompt on every request (docs/cache-models.md, Performance), so they would make this
-    // grid quadratic; every other model costs what a request adds.
-    let all_caches: Vec<String> = CACHE_NAMES
-        .iter()
-        .filter(|&&name| !UNIT_PREFIX_CACHES.contains(&name))
-        .map(|s| s.to_string())
-        .collect();
+    // Every registered model but the unit-prefix ones, which are measured above.
+    let all_caches = caches::grid();
     let strategies = strategy::all();
     group.sample_size(10);
     group.throughput(Throughput::Elements(

@@ -21,6 +21,8 @@
 //! assert!(tally.add_tokens(u64::MAX, || "line 2, input_tokens".into()).is_err());
 //! ```
 
+mod count;
+
 use std::path::Path;
 use std::sync::RwLock;
 
@@ -89,6 +91,17 @@ impl Budget {
     /// Checks a scenario built in memory (generated, imported or written by a library caller);
     /// places are paths into the document as `plancache generate` would write it.
     pub fn check_scenario(self, scenario: &Scenario, file: &Path) -> Result<(), ScenarioError> {
+        // Counted on the structs first: running totals only grow, so totals within the budget
+        // mean no limit is crossed anywhere. Only a session over it (or a shape the counter
+        // leaves to the walk) is copied into a document, to name the place where it crosses.
+        if let Some(t) = count::totals(scenario) {
+            if t.tokens.is_some_and(|n| n <= self.max_session_tokens)
+                && t.steps <= self.max_steps
+                && t.streams <= self.max_streams
+            {
+                return Ok(());
+            }
+        }
         // Through JSON: TOML integers stop at i64::MAX, and a scenario may carry a larger seed.
         let json = serde_json::to_value(scenario).map_err(|e| {
             ScenarioError::new(file, None, format!("cannot represent the scenario: {e}"))
@@ -315,6 +328,47 @@ fn walk(value: &toml::Value, at: &mut String, tally: &mut Tally<'_>) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The counts on the structs are the document walk's counts, on generated sessions with
+    /// and without subagents, keep-alive waits and rejections, and on every bundled scenario.
+    #[test]
+    fn counting_on_the_structs_matches_the_document_walk() {
+        use crate::scenario::generate::{generate, GeneratorParams};
+        let walked = |sc: &Scenario| {
+            let doc = json_to_toml(serde_json::to_value(sc).unwrap());
+            let mut tally = Budget::DEFAULT.tally(Path::new("x.toml"));
+            tally.add_stream(|| "main".into()).unwrap();
+            walk(&doc, &mut String::new(), &mut tally).unwrap();
+            (Some(tally.tokens), tally.steps, tally.streams)
+        };
+        let mut scenarios: Vec<Scenario> = (0..6u64)
+            .map(|seed| {
+                generate(&GeneratorParams {
+                    seed,
+                    subagents: (seed % 3) as u32,
+                    rejections: (seed % 2) as u32,
+                    review_wait: if seed % 2 == 0 { "40m" } else { "3m" }.into(),
+                    ..GeneratorParams::default()
+                })
+            })
+            .collect();
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                scenarios.push(toml::from_str(&text).unwrap());
+            }
+        }
+        let mut pings = 0;
+        for sc in &scenarios {
+            let t = count::totals(sc).expect("counted on the structs");
+            assert_eq!((t.tokens, t.steps, t.streams), walked(sc), "{}", sc.name);
+            pings += usize::from(serde_json::to_string(sc).unwrap().contains("keepalive"));
+        }
+        // Some scenario exercises the keep-alive pings.
+        assert!(pings > 0);
+    }
 
     fn doc(text: &str) -> toml::Value {
         toml::Value::Table(text.parse::<toml::Table>().unwrap())

@@ -122,6 +122,12 @@ impl Default for BreakpointConfig {
     }
 }
 
+impl super::Section for BreakpointConfig {
+    fn check(&self) -> Result<(), String> {
+        self.validate()
+    }
+}
+
 impl BreakpointConfig {
     /// `anthropic-auto`: the API's automatic mode, 5 min.
     pub fn automatic() -> Self {

@@ -14,7 +14,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::cursor::Cursor;
 use super::{BreakReason, ReuseStop};
-use crate::prompt::{Level, Request, Role, Segment, SegmentKind, TokenId};
+use crate::prompt::{Level, Request, RequestSettings, Role, Segment, SegmentKind, TokenId};
 
 /// A hasher for keys that are already hashes (chained xxh3 values): mixes the written words with
 /// one multiply instead of running SipHash over them.
@@ -424,8 +424,29 @@ impl ReasoningIds {
 
 /// Salt of a level for Anthropic-style invalidation (A12): settings that invalidate system and
 /// messages salt the system level; settings that invalidate messages salt the messages level.
+///
+/// Called on every lookup and store; the settings rarely change between requests, so the last
+/// answer is kept per thread and the strings are formatted only when the settings differ.
 pub(crate) fn level_salts(req: &Request) -> [u64; 3] {
-    let s = &req.settings;
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(RequestSettings, [u64; 3])>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((s, salts)) if *s == req.settings => *salts,
+            _ => {
+                let salts = level_salts_of(&req.settings);
+                *last = Some((req.settings.clone(), salts));
+                salts
+            }
+        }
+    })
+}
+
+/// [`level_salts`] computed.
+fn level_salts_of(s: &RequestSettings) -> [u64; 3] {
     let system = xxh3_64(format!("{}|{}|{}", s.web_search, s.citations, s.fast).as_bytes());
     let messages = xxh3_64(
         format!(
@@ -474,6 +495,22 @@ mod tests {
             reply: Vec::new(),
             output_tokens: 0,
         }
+    }
+
+    /// The kept answer is the computed one, whichever settings came before.
+    #[test]
+    fn level_salts_follow_the_settings() {
+        let mut a = request(&[1]);
+        let plain = level_salts_of(&a.settings);
+        assert_eq!(level_salts(&a), plain);
+        a.settings.tool_choice = Some("auto".into());
+        let tool = level_salts_of(&a.settings);
+        // tool_choice salts the messages level only.
+        assert_eq!((tool[1], plain[1]), (plain[1], plain[1]));
+        assert_ne!(tool[2], plain[2]);
+        assert_eq!(level_salts(&a), tool);
+        a.settings.tool_choice = None;
+        assert_eq!(level_salts(&a), plain);
     }
 
     /// Two streams record into one `SeenPrefixes` through memos, interleaved, with growing,

@@ -23,66 +23,8 @@
 
 use std::path::Path;
 
-use serde::{de::DeserializeOwned, Serialize};
-
-use super::anthropic::BreakpointConfig;
-use super::gemini::ExplicitConfig;
-use super::openai::OpenAiConfig;
-use super::paged::PagedConfig;
-use super::radix::RadixConfig;
-use super::unit_prefix::UnitPrefixConfig;
-
-/// Parameters of every cache model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CacheConfig {
-    pub anthropic: BreakpointConfig,
-    pub anthropic_auto: BreakpointConfig,
-    pub anthropic_explicit: BreakpointConfig,
-    pub openai: OpenAiConfig,
-    pub openai_5_6: BreakpointConfig,
-    pub paged: PagedConfig,
-    pub radix: RadixConfig,
-    /// Gemini implicit caching.
-    pub gemini: UnitPrefixConfig,
-    /// Gemini explicit caching (`cachedContents`).
-    pub gemini_explicit: ExplicitConfig,
-    /// DeepSeek's disk cache.
-    pub deepseek: UnitPrefixConfig,
-    /// Anthropic models on Amazon Bedrock.
-    pub bedrock: BreakpointConfig,
-}
-
-impl Default for CacheConfig {
-    fn default() -> Self {
-        CacheConfig {
-            anthropic: BreakpointConfig::default(),
-            anthropic_auto: BreakpointConfig::automatic(),
-            anthropic_explicit: BreakpointConfig::explicit(),
-            openai: OpenAiConfig::default(),
-            openai_5_6: BreakpointConfig::openai_5_6(),
-            paged: PagedConfig::default(),
-            radix: RadixConfig::default(),
-            gemini: super::gemini::implicit_config(),
-            gemini_explicit: ExplicitConfig::default(),
-            deepseek: super::deepseek::default_config(),
-            bedrock: BreakpointConfig::bedrock(),
-        }
-    }
-}
-
-/// Overlays the keys of `table` on `base` (a profile's defaults) and checks them.
-fn overlay<T: Serialize + DeserializeOwned>(
-    base: &T,
-    table: &toml::Table,
-    section: &str,
-) -> Result<T, String> {
-    let mut merged = toml::Table::try_from(base)
-        .map_err(|e| format!("[{section}]: cannot represent defaults: {e}"))?;
-    for (k, v) in table {
-        merged.insert(k.clone(), v.clone());
-    }
-    merged.try_into().map_err(|e| format!("[{section}]: {e}"))
-}
+pub use super::registry::CacheConfig;
+use super::registry::{self, REGISTRY};
 
 impl CacheConfig {
     /// Parses a cache-config file's text; `origin` names it in errors.
@@ -98,55 +40,27 @@ impl CacheConfig {
                     super::CACHE_NAMES.join(", ")
                 ));
             };
-            let err = |e: String| {
+            let Some(entry) = registry::entry(name).filter(|e| e.table) else {
+                let known: Vec<&str> = REGISTRY
+                    .iter()
+                    .filter(|e| e.table)
+                    .map(|e| e.name)
+                    .collect();
+                return Err(format!(
+                    "{origin}: unknown cache model table [{name}]\n  hint: known: {}",
+                    known.join(", ")
+                ));
+            };
+            entry.overlay(&mut cfg, t).map_err(|e| {
                 format!(
                     "{origin}: {e}\n  hint: see docs/cache-models.md for the keys of each model"
                 )
-            };
-            match name.as_str() {
-                "anthropic" => cfg.anthropic = overlay(&cfg.anthropic, t, name).map_err(err)?,
-                "anthropic-auto" => {
-                    cfg.anthropic_auto = overlay(&cfg.anthropic_auto, t, name).map_err(err)?
-                }
-                "anthropic-explicit" => {
-                    cfg.anthropic_explicit =
-                        overlay(&cfg.anthropic_explicit, t, name).map_err(err)?
-                }
-                "openai" => cfg.openai = overlay(&cfg.openai, t, name).map_err(err)?,
-                "openai-5.6" => cfg.openai_5_6 = overlay(&cfg.openai_5_6, t, name).map_err(err)?,
-                "paged" => cfg.paged = overlay(&cfg.paged, t, name).map_err(err)?,
-                "radix" => cfg.radix = overlay(&cfg.radix, t, name).map_err(err)?,
-                "gemini" => cfg.gemini = overlay(&cfg.gemini, t, name).map_err(err)?,
-                "gemini-explicit" => {
-                    cfg.gemini_explicit = overlay(&cfg.gemini_explicit, t, name).map_err(err)?
-                }
-                "deepseek" => cfg.deepseek = overlay(&cfg.deepseek, t, name).map_err(err)?,
-                "bedrock" => cfg.bedrock = overlay(&cfg.bedrock, t, name).map_err(err)?,
-                other => {
-                    return Err(format!(
-                        "{origin}: unknown cache model table [{other}]\n  hint: known: anthropic, anthropic-auto, anthropic-explicit, openai, openai-5.6, paged, radix, gemini, gemini-explicit, deepseek, bedrock"
-                    ))
-                }
-            }
+            })?;
         }
-        for (name, c) in [
-            ("anthropic", &cfg.anthropic),
-            ("anthropic-auto", &cfg.anthropic_auto),
-            ("anthropic-explicit", &cfg.anthropic_explicit),
-            ("openai-5.6", &cfg.openai_5_6),
-            ("bedrock", &cfg.bedrock),
-        ] {
-            c.validate()
-                .map_err(|e| format!("{origin}: [{name}]: {e}"))?;
-        }
-        for (name, c) in [("gemini", &cfg.gemini), ("deepseek", &cfg.deepseek)] {
-            c.validate()
-                .map_err(|e| format!("{origin}: [{name}]: {e}"))?;
-        }
-        if cfg.paged.block_size == 0 || cfg.radix.page_size == 0 || cfg.openai.increment == 0 {
-            return Err(format!(
-                "{origin}: block_size, page_size and increment must be at least 1"
-            ));
+        for entry in REGISTRY {
+            entry
+                .check(&cfg)
+                .map_err(|e| format!("{origin}: [{}]: {e}", entry.name))?;
         }
         Ok(cfg)
     }

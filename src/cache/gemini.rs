@@ -77,6 +77,8 @@ impl Default for ExplicitConfig {
     }
 }
 
+impl super::Section for ExplicitConfig {}
+
 #[derive(Debug, Clone, Copy)]
 struct Object {
     expires_at: u64,

@@ -18,6 +18,7 @@ pub mod openai;
 pub mod paged;
 pub mod pricing;
 pub mod radix;
+pub mod registry;
 pub mod unit_prefix;
 
 use std::fmt;
@@ -33,6 +34,7 @@ pub use openai::{AgeFrom, OpenAiCache, OpenAiConfig};
 pub use paged::{PagedCache, PagedConfig};
 pub use pricing::{ModelPrice, PriceTable};
 pub use radix::{RadixCache, RadixConfig};
+pub use registry::{CacheEntry, Section, CACHE_NAMES, REGISTRY};
 pub use unit_prefix::{UnitPrefixCache, UnitPrefixConfig};
 
 /// Why the reused prefix of a request ended where it did.
@@ -175,22 +177,6 @@ pub trait CacheModel: Send {
     }
 }
 
-/// The cache model names `--cache` accepts, in display order.
-pub const CACHE_NAMES: &[&str] = &[
-    "anthropic",
-    "anthropic-auto",
-    "anthropic-explicit",
-    "openai",
-    "openai-5.6",
-    "paged",
-    "radix",
-    "ideal",
-    "gemini",
-    "gemini-explicit",
-    "deepseek",
-    "bedrock",
-];
-
 /// The default of `--cache`.
 pub const DEFAULT_CACHE: &str = "anthropic";
 
@@ -199,43 +185,16 @@ pub fn build(name: &str, prices: &PriceTable) -> Result<Box<dyn CacheModel>, Str
     build_with(name, prices, &CacheConfig::default())
 }
 
-/// Builds a fresh cache model by name with the given parameters.
+/// Builds a fresh cache model by name with the given parameters (see [`registry`]).
 pub fn build_with(
     name: &str,
     prices: &PriceTable,
     config: &CacheConfig,
 ) -> Result<Box<dyn CacheModel>, String> {
-    let bp = |c: &BreakpointConfig| -> Result<Box<dyn CacheModel>, String> {
-        c.validate()
-            .map_err(|e| format!("cache model `{name}`: {e}"))?;
-        Ok(Box::new(BreakpointCache::new(name, c.clone(), prices)))
-    };
-    match name {
-        "anthropic" => bp(&config.anthropic),
-        "anthropic-auto" => bp(&config.anthropic_auto),
-        "anthropic-explicit" => bp(&config.anthropic_explicit),
-        "openai-5.6" => bp(&config.openai_5_6),
-        "openai" => Ok(Box::new(OpenAiCache::new(config.openai.clone()))),
-        "paged" => Ok(Box::new(PagedCache::new(config.paged.clone()))),
-        "radix" => Ok(Box::new(RadixCache::new(config.radix.clone()))),
-        "ideal" => Ok(Box::new(IdealCache::default())),
-        "bedrock" => bp(&config.bedrock),
-        "gemini" | "deepseek" => {
-            let c = if name == "gemini" {
-                &config.gemini
-            } else {
-                &config.deepseek
-            };
-            c.validate()
-                .map_err(|e| format!("cache model `{name}`: {e}"))?;
-            Ok(Box::new(UnitPrefixCache::new(name, c.clone(), prices)))
-        }
-        "gemini-explicit" => Ok(Box::new(gemini::ExplicitCache::new(
-            config.gemini_explicit.clone(),
-            prices,
-        ))),
-        other => Err(format!(
-            "unknown cache model `{other}`; known models: {}",
+    match registry::entry(name) {
+        Some(entry) => entry.build(config, prices),
+        None => Err(format!(
+            "unknown cache model `{name}`; known models: {}",
             CACHE_NAMES.join(", ")
         )),
     }

@@ -75,6 +75,15 @@ impl Default for OpenAiConfig {
     }
 }
 
+impl super::Section for OpenAiConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.increment == 0 {
+            return Err("increment must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
 impl OpenAiConfig {
     /// `prompt_cache_retention = "24h"`.
     pub fn extended_24h() -> Self {

@@ -67,6 +67,15 @@ impl Default for PagedConfig {
     }
 }
 
+impl super::Section for PagedConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.block_size == 0 {
+            return Err("block_size must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Block {
     /// (model key, chained block hash) while the block holds cached content; `None` for a

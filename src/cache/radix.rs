@@ -64,6 +64,15 @@ impl Default for RadixConfig {
     }
 }
 
+impl super::Section for RadixConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.page_size == 0 {
+            return Err("page_size must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Node {
     key: Vec<TokenId>,

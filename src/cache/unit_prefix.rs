@@ -67,6 +67,12 @@ impl UnitPrefixConfig {
     }
 }
 
+impl super::Section for UnitPrefixConfig {
+    fn check(&self) -> Result<(), String> {
+        self.validate()
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     visible_at: u64,

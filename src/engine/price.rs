@@ -60,15 +60,18 @@ pub(super) fn price(
     let ttft = env.latency_for(&model.provider).ttft_ms(&outcome);
     let decode = session.scenario.timing.decode_tokens_per_s.max(1e-3);
     let decode_ms = request.output_tokens as f64 * 1000.0 / decode;
-    let visible_at = advance(
+    // The place names an error only: built when one occurs, not per request.
+    let later = |clock: u64, ms: u64| match clock.checked_add(ms) {
+        Some(t) => Ok(t),
+        None => advance(clock, ms, &place()),
+    };
+    let visible_at = later(
         request.sent_at_ms,
         whole_ms(ttft, "time to first token", &place)?,
-        &place(),
     )?;
-    let completed_at = advance(
+    let completed_at = later(
         visible_at,
         whole_ms(decode_ms, "output generation time", &place)?,
-        &place(),
     )?;
     let cost_usd = model.cost_billed(&outcome, request.output_tokens, cache.charges_writes());
     if !(0.0..=MAX_REQUEST_COST_USD).contains(&cost_usd) {
