@@ -23,4 +23,5 @@ pub mod scenario;
 pub mod signals;
 pub mod strategy;
 pub mod sweep;
+pub mod trace;
 pub mod validate;
