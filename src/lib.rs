@@ -24,4 +24,5 @@ pub mod scenario;
 pub mod signals;
 pub mod strategy;
 pub mod sweep;
+pub mod trace;
 pub mod validate;

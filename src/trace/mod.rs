@@ -1,0 +1,179 @@
+//! Block-hash request traces: the kv-cache-tester / semianalysis JSON format and Mooncake JSONL.
+//!
+//! A trace is one agent session as a list of streams (the main conversation and its subagents).
+//! Each request carries its send time, its input and output sizes and its prompt as block hashes:
+//! equal hashes at equal positions mean equal prompt blocks, so two requests of a stream share a
+//! prefix exactly as long as their leading run of equal hash ids.
+//!
+//! Formats (detected from the content, not the file name):
+//! - kv-cache-tester: one JSON object with a header (`id`, `block_size`, `tool_tokens`,
+//!   `system_tokens`) and `requests`; each request has `t` (s), `in`, `out`, `hash_ids`,
+//!   `api_time`, `think_time`; an entry of `type` `subagent` nests its own `requests`, whose `t`
+//!   is relative to the subagent's start.
+//! - Mooncake JSONL: one object per line with `timestamp` (ms), `input_length`, `output_length`,
+//!   `hash_ids` (what `plancache export mooncake` writes, see `crate::mooncake`); one stream.
+
+use std::path::{Path, PathBuf};
+
+/// Why a trace could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is neither a kv-cache-tester JSON trace nor Mooncake JSONL.
+    #[error("{file}: not a block-hash trace: {detail} (hint: expected a kv-cache-tester JSON object with `requests`, or Mooncake JSONL lines with `timestamp`, `input_length`, `output_length`, `hash_ids`)")]
+    Format { file: PathBuf, detail: String },
+    /// One request of an otherwise readable trace is malformed.
+    #[error("{file}: request {index}: {detail} (hint: {hint})")]
+    Request {
+        file: PathBuf,
+        index: usize,
+        detail: String,
+        hint: &'static str,
+    },
+}
+
+impl TraceError {
+    /// Every trace error is bad input (exit code 2).
+    pub fn exit_code(&self) -> i32 {
+        2
+    }
+}
+
+/// Which format a trace was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceKind {
+    /// callanjfox/kv-cache-tester (semianalysis cc-traces) JSON.
+    KvCacheTester,
+    /// Mooncake-style JSONL.
+    Mooncake,
+}
+
+/// One request of a trace stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRequest {
+    /// Send time in ms since the session start.
+    pub sent_at_ms: u64,
+    /// Model that served the request (empty when the trace does not say).
+    pub model: String,
+    /// Prompt length in tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// One id per full block of the prompt, in prompt order.
+    pub hash_ids: Vec<u64>,
+    /// Time from send to the last output token, in ms (0 when the trace does not say).
+    pub api_time_ms: u64,
+    /// Time-to-first-token in ms when recorded.
+    pub ttft_ms: Option<u64>,
+    /// Idle time before this request (tool execution and human think time), in ms.
+    pub think_time_ms: u64,
+}
+
+impl TraceRequest {
+    /// When the response is complete: send time plus `api_time`.
+    pub fn finished_at_ms(&self) -> u64 {
+        self.sent_at_ms + self.api_time_ms
+    }
+}
+
+/// One conversation of a trace: `main` or a subagent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceStream {
+    /// `main`, or the subagent's `agent_id`.
+    pub name: String,
+    /// Tool-definition tokens at the head of every prompt of this stream.
+    pub tool_tokens: u64,
+    /// System-prompt tokens after the tools.
+    pub system_tokens: u64,
+    /// Requests in send order.
+    pub requests: Vec<TraceRequest>,
+}
+
+/// One session read from a trace file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// Trace id (the header's `id`, else the file stem).
+    pub id: String,
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// The format detected.
+    pub kind: TraceKind,
+    /// Tokens per hash block.
+    pub block_size: u64,
+    /// The main stream first, then subagents in order of appearance.
+    pub streams: Vec<TraceStream>,
+}
+
+impl Trace {
+    /// Number of requests over all streams.
+    pub fn request_count(&self) -> usize {
+        self.streams.iter().map(|s| s.requests.len()).sum()
+    }
+}
+
+mod kvct;
+mod mooncake_jsonl;
+pub mod prefix;
+
+/// Reads one trace file, detecting its format.
+pub fn read(file: &Path) -> Result<Trace, TraceError> {
+    let text = std::fs::read_to_string(file).map_err(|source| TraceError::Io {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    let first = text.trim_start();
+    let is_object = first.starts_with('{');
+    // A single JSON object with `requests` is kv-cache-tester; anything line-shaped is Mooncake.
+    if is_object && serde_json::from_str::<serde_json::Value>(first).is_ok() {
+        let v: serde_json::Value = serde_json::from_str(first).unwrap_or_default();
+        if v.get("requests").is_some() {
+            return kvct::parse(file, &text);
+        }
+        if v.get("hash_ids").is_none() {
+            return Err(TraceError::Format {
+                file: file.to_path_buf(),
+                detail: "a JSON object without `requests` or `hash_ids`".into(),
+            });
+        }
+    }
+    if is_object {
+        return mooncake_jsonl::parse(file, &text);
+    }
+    Err(TraceError::Format {
+        file: file.to_path_buf(),
+        detail: "the content does not start with a JSON object".into(),
+    })
+}
+
+/// Reads a file, or every `*.json` / `*.jsonl` file of a directory (sorted by name).
+pub fn read_path(path: &Path) -> Result<Vec<Trace>, TraceError> {
+    if !path.is_dir() {
+        return Ok(vec![read(path)?]);
+    }
+    let io = |source| TraceError::Io {
+        file: path.to_path_buf(),
+        source,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("json" | "jsonl")
+            )
+        })
+        .collect();
+    files.sort();
+    files.iter().map(|f| read(f)).collect()
+}
+
+/// Seconds (as in kv-cache-tester) to whole milliseconds, rounded.
+fn secs_to_ms(s: f64) -> u64 {
+    (s * 1000.0).round().max(0.0) as u64
+}
