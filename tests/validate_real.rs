@@ -182,3 +182,19 @@ fn strategies_differ_on_an_imported_session_once_tools_are_sized() {
         cost("permission-mode")
     );
 }
+
+#[test]
+fn a_folder_of_codex_rollouts_replays_against_openai_by_default() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plancache"))
+        .arg("validate")
+        .arg(real("codex/tracelab"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("cache model `openai`"), "{md}");
+}

@@ -39,6 +39,10 @@ impl Section for () {
     const TABLE: bool = false;
 }
 
+/// Builds a fresh cache model under a name from its section of the parameters.
+type Constructor =
+    fn(&'static str, &CacheConfig, &PriceTable) -> Result<Box<dyn CacheModel>, String>;
+
 /// One registered cache model.
 pub struct CacheEntry {
     /// Name as `--cache` and the cache-config file's table give it.
@@ -48,7 +52,7 @@ pub struct CacheEntry {
     /// Whether a cache-config file may have a `[name]` table for it.
     pub table: bool,
     /// Builds a fresh model from its section of the parameters (checked first).
-    build: fn(&'static str, &CacheConfig, &PriceTable) -> Result<Box<dyn CacheModel>, String>,
+    build: Constructor,
     /// Lays the keys of a `[name]` table over the model's section.
     overlay: fn(&mut CacheConfig, &toml::Table) -> Result<(), String>,
     /// Checks the model's section.

@@ -48,8 +48,9 @@ pub struct ValidateArgs {
     #[arg(long, default_value = "permission-mode")]
     pub strategy: String,
     /// The cache model to replay against.
-    #[arg(long, default_value = crate::cache::DEFAULT_CACHE)]
-    pub cache: String,
+    /// (Default: `openai` when every transcript is a Codex rollout, else `anthropic`.)
+    #[arg(long)]
+    pub cache: Option<String>,
     /// Keep the first request of each stream out of the error figures, or count it.
     #[arg(long, value_enum, default_value = "apart")]
     pub first_request: FirstRequest,
@@ -76,11 +77,9 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         Some(k) => Some(Harness::parse(k).map_err(CliError::input)?),
         None => None,
     };
-    let cache = cache_list(&args.cache)?;
-    if cache.len() != 1 {
-        return Err(CliError::input(
-            "validate replays against one cache model; e.g. --cache anthropic",
-        ));
+    // A cache named on the command line is checked before any transcript is read.
+    if let Some(c) = &args.cache {
+        cache_list(c)?;
     }
     if !(0.0..=1.0).contains(&args.tolerance) {
         return Err(CliError::input(format!(
@@ -104,6 +103,21 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::input)?;
+    // A Codex rollout ran against OpenAI's cache: that is the default for a run of rollouts.
+    let all_codex = transcripts
+        .iter()
+        .all(|t| t.streams.iter().all(|s| s.harness == Harness::Codex));
+    let default = if all_codex {
+        "openai"
+    } else {
+        crate::cache::DEFAULT_CACHE
+    };
+    let cache = cache_list(args.cache.as_deref().unwrap_or(default))?;
+    if cache.len() != 1 {
+        return Err(CliError::input(
+            "validate replays against one cache model; e.g. --cache anthropic",
+        ));
+    }
     let opts = ValidateOptions {
         strategy: args.strategy.clone(),
         cache: cache[0].clone(),
