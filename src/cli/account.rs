@@ -10,7 +10,7 @@ use super::common::{cache_config, cache_list, price_table};
 use super::CliError;
 use crate::account::{self, whatif, AccountOptions, Sharing};
 use crate::engine::ReplayEnv;
-use crate::export::write_atomic;
+use crate::export::{write_atomic, OutputDir};
 use crate::import::discover;
 
 /// Replay every session under a Claude Code projects folder (and/or a Codex sessions folder) on
@@ -117,6 +117,9 @@ fn settings(args: &AccountArgs) -> Result<Vec<account::Setting>, CliError> {
 }
 
 pub fn run(args: AccountArgs) -> Result<(), CliError> {
+    if let Some(dir) = &args.out {
+        super::common::check_out_dir(dir, "account prints the Markdown report; --out names a folder for its files")?;
+    }
     let cache = cache_list(&args.cache)?;
     if cache.len() != 1 {
         return Err(CliError::input(
@@ -184,12 +187,16 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         let html = account::report::html(&a, &env.prices, args.top, &chart);
         let csv = account::report::csv(&a).map_err(CliError::input)?;
         let sessions_csv = account::report::sessions_csv(&a).map_err(CliError::input)?;
-        write_atomic(&dir.join("account.md"), md.as_bytes()).map_err(CliError::input)?;
-        write_atomic(&dir.join("account.html"), html.as_bytes()).map_err(CliError::input)?;
-        write_atomic(&dir.join("account.csv"), &csv).map_err(CliError::input)?;
-        write_atomic(&dir.join("sessions.csv"), &sessions_csv).map_err(CliError::input)?;
-        write_atomic(&dir.join("cost-by-day.svg"), chart.as_bytes()).map_err(CliError::input)?;
-        crate::chart::png(&by_day, &dir.join("cost-by-day.png")).map_err(CliError::input)?;
+        // One transaction, as `report`: the six files together or the previous six.
+        let out = OutputDir::begin(dir, "account").map_err(CliError::input)?;
+        let at = |name: &str| out.path().join(name);
+        write_atomic(&at("account.md"), md.as_bytes()).map_err(CliError::input)?;
+        write_atomic(&at("account.html"), html.as_bytes()).map_err(CliError::input)?;
+        write_atomic(&at("account.csv"), &csv).map_err(CliError::input)?;
+        write_atomic(&at("sessions.csv"), &sessions_csv).map_err(CliError::input)?;
+        write_atomic(&at("cost-by-day.svg"), chart.as_bytes()).map_err(CliError::input)?;
+        crate::chart::png(&by_day, &at("cost-by-day.png")).map_err(CliError::input)?;
+        out.commit().map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }
     Ok(())

@@ -1,6 +1,8 @@
 //! Pieces shared by several subcommands: finding and loading scenarios, prices.
 
 use std::path::{Path, PathBuf};
+
+pub use crate::export::target::{Output, OutputKind};
 use std::sync::Arc;
 
 use super::CliError;
@@ -236,18 +238,15 @@ pub enum Sink {
 }
 
 impl Sink {
-    /// Checks a file destination before any work: `-` is standard output; an existing
-    /// directory or a parent that is a file is refused.
+    /// Checks a file destination before any work: `-` is standard output; a directory, a
+    /// socket or anything else that is neither a regular file nor a stream, or a parent that
+    /// is a file, is refused (see [`crate::export::target`]).
     pub fn parse(flag: &str, path: &Path) -> Result<Sink, CliError> {
         if path.as_os_str() == "-" {
             return Ok(Sink::Stdout);
         }
-        if path.is_dir() {
-            return Err(CliError::input(format!(
-                "{flag} {}: is a directory; give a file name, or `-` for standard output",
-                path.display()
-            )));
-        }
+        crate::export::target::file_target(flag, path)
+            .map_err(|e| CliError::input(e.to_string()))?;
         check_parent(flag, path)?;
         Ok(Sink::File(path.to_path_buf()))
     }
@@ -282,18 +281,31 @@ fn check_parent(flag: &str, path: &Path) -> Result<(), CliError> {
 /// Checks an output directory before any work: `-` and existing files are refused with the
 /// flag that does what was probably meant.
 pub fn check_out_dir(path: &Path, stdout_hint: &str) -> Result<(), CliError> {
-    if path.as_os_str() == "-" {
-        return Err(CliError::input(format!(
-            "--out takes a directory, not `-`\n  hint: {stdout_hint}"
-        )));
+    check_outputs(
+        &[Output {
+            flag: "--out",
+            path,
+            kind: OutputKind::Dir,
+        }],
+        &[],
+        stdout_hint,
+    )
+}
+
+/// The one check of a command's outputs, before any work: each output is a regular file, a
+/// directory, or a stream; none names an input; no two name one file; parents are directories.
+/// `dir_hint` says what to use instead of `-` or a file for a directory output.
+pub fn check_outputs(
+    outputs: &[Output<'_>],
+    inputs: &[PathBuf],
+    dir_hint: &str,
+) -> Result<(), CliError> {
+    crate::export::target::check_outputs(outputs, inputs, dir_hint)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    for o in outputs.iter().filter(|o| o.path.as_os_str() != "-") {
+        check_parent(o.flag, o.path)?;
     }
-    if path.exists() && !path.is_dir() {
-        return Err(CliError::input(format!(
-            "--out {}: exists and is not a directory\n  hint: --out names a directory for the output files; {stdout_hint}",
-            path.display()
-        )));
-    }
-    check_parent("--out", path)
+    Ok(())
 }
 
 /// Splits a comma-separated list of cache model names and checks each.

@@ -75,6 +75,20 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
         },
         None => None,
     };
+    if let Some(path) = &args.out {
+        let mut inputs = vec![args.baseline.clone()];
+        inputs.extend(args.current.iter().chain(&args.pricing).chain(&args.cache_config).cloned());
+        inputs.extend(super::common::scenario_paths(&args.scenarios).unwrap_or_default());
+        super::common::check_outputs(
+            &[super::common::Output {
+                flag: "--out",
+                path,
+                kind: super::common::OutputKind::File,
+            }],
+            &inputs,
+            "",
+        )?;
+    }
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(

@@ -62,6 +62,18 @@ fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
             "--block-size must be at least 1; e.g. --block-size 512",
         ));
     }
+    if let Some(path) = &a.out {
+        let inputs: Vec<PathBuf> = std::iter::once(&a.scenario).chain(&a.pricing).cloned().collect();
+        super::common::check_outputs(
+            &[super::common::Output {
+                flag: "--out",
+                path,
+                kind: super::common::OutputKind::File,
+            }],
+            &inputs,
+            "",
+        )?;
+    }
     let out = match &a.out {
         Some(p) => Sink::parse("--out", p)?,
         None => Sink::Stdout,

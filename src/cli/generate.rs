@@ -159,6 +159,17 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         }
         super::common::check_out_dir(out, "--count above 1 writes one file per seed")?;
     }
+    if let Some(out) = args.out.as_deref().filter(|o| args.count <= 1 && !o.is_dir()) {
+        super::common::check_outputs(
+            &[super::common::Output {
+                flag: "--out",
+                path: out,
+                kind: super::common::OutputKind::File,
+            }],
+            &args.params.iter().cloned().collect::<Vec<_>>(),
+            "",
+        )?;
+    }
     let render = |p: &GeneratorParams| -> Result<String, CliError> {
         let text = render(p)?;
         if !args.allow_over_context {

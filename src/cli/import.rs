@@ -50,6 +50,47 @@ fn sibling(out: &Path, stream: &str) -> PathBuf {
     out.with_file_name(format!("{stem}.{stream}.toml"))
 }
 
+fn check_file_out(flag: &str, path: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
+    super::common::check_outputs(
+        &[super::common::Output {
+            flag,
+            path,
+            kind: super::common::OutputKind::File,
+        }],
+        inputs,
+        "",
+    )
+}
+
+/// The subagent scenarios go beside `--out`: each such file is checked like `--out` itself, and
+/// a stream `--out` (a device, a FIFO) has no "beside".
+fn check_siblings(
+    out: &Path,
+    scenarios: &[crate::import::ImportedScenario],
+    inputs: &[PathBuf],
+) -> Result<(), CliError> {
+    let agents: Vec<_> = scenarios
+        .iter()
+        .filter(|s| s.kind == StreamKind::Agent)
+        .collect();
+    if agents.is_empty() {
+        return Ok(());
+    }
+    if let Ok(crate::export::target::FileTarget::Stream(_)) =
+        crate::export::target::file_target("--out", out)
+    {
+        return Err(CliError::input(format!(
+            "--out {}: is a stream, and the transcript has {} subagent stream(s) that are written to files beside --out\n  hint: give --out a file name in a folder, e.g. --out imported/session.toml",
+            out.display(),
+            agents.len()
+        )));
+    }
+    for s in agents {
+        check_file_out("--out (subagent file)", &sibling(out, &s.stream), inputs)?;
+    }
+    Ok(())
+}
+
 pub fn import(args: ImportArgs) -> Result<(), CliError> {
     if args.kind == "requests" {
         return super::explain::import_requests(
@@ -62,6 +103,10 @@ pub fn import(args: ImportArgs) -> Result<(), CliError> {
         return Err(CliError::input("--kind applies to `import requests` only"));
     }
     let harness = Harness::parse(&args.kind).map_err(CliError::input)?;
+    let inputs = std::slice::from_ref(&args.transcript);
+    if let Some(out) = &args.out {
+        check_file_out("--out", out, inputs)?;
+    }
     let t = harness.read(&args.transcript).map_err(CliError::input)?;
     check_sizes(&t).map_err(CliError::input)?;
     let opts = ImportOptions {
@@ -101,6 +146,9 @@ pub fn import(args: ImportArgs) -> Result<(), CliError> {
             ),
         }
     );
+    if let Some(out) = &args.out {
+        check_siblings(out, &scenarios, inputs)?;
+    }
     for s in &scenarios {
         let text = s.to_toml(&t.source).map_err(CliError::input)?;
         match (&args.out, s.kind) {

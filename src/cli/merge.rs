@@ -33,6 +33,7 @@ pub struct MergeArgs {
 }
 
 pub fn merge(args: MergeArgs) -> Result<(), CliError> {
+    super::common::check_out_dir(&args.out, "merge writes DIR/sweep.csv")?;
     let spec = match &args.sweep {
         Some(p) => Some(Sweep::load_capped(p, args.max_points).map_err(CliError::input)?),
         None => None,

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::common::{
-    cache_list, check_equivalence, check_out_dir, context_overruns, load_and_replay, noop_notes,
-    prices, strategies, Sink,
+    cache_list, check_equivalence, check_outputs, context_overruns, load_and_replay, noop_notes,
+    prices, strategies, Output, OutputKind, Sink,
 };
 use super::{output, CliError};
 use crate::cache::ModelPrice;
@@ -117,13 +117,40 @@ fn outputs(args: &RunArgs) -> Result<Outputs, CliError> {
             stdout_flags.join(" and ")
         )));
     }
+    let mut all: Vec<Output<'_>> = [
+        ("--export-json", &args.export_json),
+        ("--export-csv", &args.export_csv),
+        ("--export-markdown", &args.export_markdown),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| {
+        p.as_deref().map(|path| Output {
+            flag,
+            path,
+            kind: OutputKind::File,
+        })
+    })
+    .collect();
     if let Some(dir) = &args.out {
-        check_out_dir(
-            dir,
-            "for standard output use --json, or --export-csv - / --export-markdown -",
-        )?;
+        all.push(Output {
+            flag: "--out",
+            path: dir,
+            kind: OutputKind::Dir,
+        });
     }
+    check_outputs(
+        &all,
+        &run_inputs(args),
+        "for standard output use --json, or --export-csv - / --export-markdown -",
+    )?;
     Ok(Outputs { sinks })
+}
+
+/// Every file `run` reads, for the output check.
+fn run_inputs(args: &RunArgs) -> Vec<PathBuf> {
+    let mut v = super::common::scenario_paths(&args.scenarios).unwrap_or_default();
+    v.extend(args.pricing.iter().chain(&args.cache_config).cloned());
+    v
 }
 
 pub fn run(args: RunArgs) -> Result<(), CliError> {

@@ -49,7 +49,18 @@ pub fn run(args: SchemaArgs) -> Result<(), CliError> {
         scenario_schema()
     };
     match &args.out {
-        Some(path) => write_atomic(path, text.as_bytes()).map_err(CliError::input),
+        Some(path) => {
+            super::common::check_outputs(
+                &[super::common::Output {
+                    flag: "--out",
+                    path,
+                    kind: super::common::OutputKind::File,
+                }],
+                &[],
+                "",
+            )?;
+            write_atomic(path, text.as_bytes()).map_err(CliError::input)
+        }
         None => {
             print!("{text}");
             Ok(())

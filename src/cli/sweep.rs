@@ -47,6 +47,7 @@ pub struct SweepArgs {
 }
 
 pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
+    super::common::check_out_dir(&args.out, "sweep writes a directory (sweep.csv, heatmaps)")?;
     let mut spec = Sweep::load_capped(&args.file, args.max_points).map_err(CliError::input)?;
     spec.allow_over_context = args.allow_over_context;
     let env = ReplayEnv {

@@ -7,7 +7,7 @@ use clap::Args;
 use super::common::{cache_config, cache_list, price_table};
 use super::CliError;
 use crate::engine::ReplayEnv;
-use crate::export::write_atomic;
+use crate::export::{write_atomic, OutputDir};
 use crate::import::discover::{discover, group, read_session, SessionFiles};
 use crate::import::{Events, Harness};
 use crate::validate::{validate as run_validation, FirstRequest, SharedPrefix, ValidateOptions};
@@ -73,6 +73,9 @@ pub struct ValidateArgs {
 }
 
 pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
+    if let Some(dir) = &args.out {
+        super::common::check_out_dir(dir, "validate prints the summary; --out names a folder for validation.csv and validation.md")?;
+    }
     let harness = match &args.kind {
         Some(k) => Some(Harness::parse(k).map_err(CliError::input)?),
         None => None,
@@ -133,8 +136,12 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
     print!("{md}");
     if let Some(dir) = &args.out {
         let csv = v.to_csv().map_err(CliError::input)?;
-        write_atomic(&dir.join("validation.csv"), &csv).map_err(CliError::input)?;
-        write_atomic(&dir.join("validation.md"), md.as_bytes()).map_err(CliError::input)?;
+        // One transaction, as `report`: both files or the previous pair.
+        let out = OutputDir::begin(dir, "validate").map_err(CliError::input)?;
+        write_atomic(&out.path().join("validation.csv"), &csv).map_err(CliError::input)?;
+        write_atomic(&out.path().join("validation.md"), md.as_bytes())
+            .map_err(CliError::input)?;
+        out.commit().map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }
     Ok(())

@@ -8,6 +8,7 @@ mod csv_out;
 mod json;
 mod markdown;
 mod table;
+pub mod target;
 
 use std::io::Write;
 use std::path::Path;
@@ -47,12 +48,18 @@ pub fn exporters(format: Format) -> Vec<Box<dyn Exporter>> {
     v
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
+/// Writes `bytes` to `path` through a temporary file and a rename. The file is synced to disk
+/// before the rename, except inside an [`OutputDir`]'s staging directory, whose commit syncs the
+/// whole directory once.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let sync = !bundle::in_staging(path);
     write_atomic_with(path, |tmp| {
         let mut f = std::fs::File::create(tmp).map_err(|e| e.to_string())?;
         f.write_all(bytes).map_err(|e| e.to_string())?;
-        f.sync_all().map_err(|e| e.to_string())
+        if sync {
+            f.sync_all().map_err(|e| e.to_string())?;
+        }
+        Ok(())
     })
 }
 
@@ -87,17 +94,64 @@ fn write_through_temp(
     write: impl FnOnce(&Path) -> Result<(), String>,
     interruptible: bool,
 ) -> Result<(), String> {
-    let dir = path
+    match target::file_target("output", path).map_err(|e| e.to_string())? {
+        target::FileTarget::Replace(resolved) => {
+            replace_through_temp(path, &resolved, write, interruptible)
+        }
+        target::FileTarget::Stream(stream) => write_stream(&stream, write),
+    }
+}
+
+/// Writes a stream output (a device, a FIFO, `/dev/stdout`): the bytes are made in a private
+/// temporary file (encoders pick the format from its name), then copied through, appending.
+fn write_stream(path: &Path, write: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
+    let fail = |e: String| format!("{}: cannot write: {e}", path.display());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    // A directory of our own (create_dir fails when the name exists), so no one else's file or
+    // link is written through.
+    let scratch = std::env::temp_dir().join(format!(
+        ".plancache-stream-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir(&scratch).map_err(|e| fail(e.to_string()))?;
+    let tmp = scratch.join(format!("out.{ext}"));
+    let result = write(&tmp).and_then(|()| copy_into(&tmp, path));
+    let _ = std::fs::remove_dir_all(&scratch);
+    result.map_err(fail)
+}
+
+/// Appends the bytes of `from` to the stream `to`.
+fn copy_into(from: &Path, to: &Path) -> Result<(), String> {
+    let mut from = std::fs::File::open(from).map_err(|e| e.to_string())?;
+    let mut to = std::fs::OpenOptions::new()
+        .append(true)
+        .open(to)
+        .map_err(|e| e.to_string())?;
+    std::io::copy(&mut from, &mut to)
+        .and_then(|_| to.flush())
+        .map_err(|e| e.to_string())
+}
+
+fn replace_through_temp(
+    path: &Path,
+    resolved: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+    interruptible: bool,
+) -> Result<(), String> {
+    let dir = resolved
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
-    let name = path
+    let name = resolved
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("output");
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
+    let ext = resolved.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
     let tmp = dir.join(format!(".{name}.tmp-{}.{ext}", std::process::id()));
     let result = write(&tmp)
         .and_then(|()| {
@@ -107,7 +161,7 @@ fn write_through_temp(
                 Ok(())
             }
         })
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()))
+        .and_then(|()| std::fs::rename(&tmp, resolved).map_err(|e| e.to_string()))
         .map_err(|e| format!("{}: cannot write: {e}", path.display()));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
