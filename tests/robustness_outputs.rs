@@ -72,11 +72,31 @@ fn a_device_output_is_written_through_never_replaced() {
     let transcript = format!("{TRANSCRIPTS}/breaks.jsonl");
     let summary = baseline.join("summary.csv");
     let cases: Vec<Vec<&str>> = vec![
-        vec!["run", "scenarios/auth-plan.toml", "--strategy", "permission-mode", "--export-json"],
-        vec!["compare", "--baseline", s(&summary), "--current", s(&summary), "--out"],
+        vec![
+            "run",
+            "scenarios/auth-plan.toml",
+            "--strategy",
+            "permission-mode",
+            "--export-json",
+        ],
+        vec![
+            "compare",
+            "--baseline",
+            s(&summary),
+            "--current",
+            s(&summary),
+            "--out",
+        ],
         vec!["generate", "--seed", "3", "--out"],
         vec!["import", "claude-code", &transcript, "--out"],
-        vec!["export", "mooncake", "scenarios/auth-plan.toml", "--strategy", "permission-mode", "--out"],
+        vec![
+            "export",
+            "mooncake",
+            "scenarios/auth-plan.toml",
+            "--strategy",
+            "permission-mode",
+            "--out",
+        ],
         vec!["schema", "--out"],
     ];
     for mut args in cases {
@@ -86,7 +106,10 @@ fn a_device_output_is_written_through_never_replaced() {
         let o = run(&args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         assert!(is_symlink(&link), "{args:?} replaced the link");
-        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        assert!(std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
     }
 }
 
@@ -113,7 +136,10 @@ fn a_fifo_output_is_streamed_to_its_reader() {
     // The header and one row: one scenario, one strategy, one cache model.
     assert!(got.starts_with("scenario,"), "{got}");
     assert_eq!(got.lines().count(), 2, "{got}");
-    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
 }
 
 /// A socket is neither a file nor a stream plancache can open: refused before any work, and left.
@@ -126,7 +152,10 @@ fn a_socket_output_is_refused_before_work_and_left_in_place() {
     let o = run(&["run", "scenarios/auth-plan.toml", "--export-json", s(&sock)]);
     bad_input(&o, &["--export-json", "out.sock", "is a socket"]);
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert!(std::fs::symlink_metadata(&sock).unwrap().file_type().is_socket());
+    assert!(std::fs::symlink_metadata(&sock)
+        .unwrap()
+        .file_type()
+        .is_socket());
     let o = run(&["generate", "--seed", "1", "--out", s(&sock)]);
     bad_input(&o, &["is a socket"]);
 }
@@ -301,7 +330,10 @@ fn sigterm_leaves_old_or_new(previous: &[&str], next: &[&str], out: &Path) {
             .keys()
             .filter(|k| k.contains("staging") || k.contains(".tmp-"))
             .collect();
-        assert!(temp.is_empty(), "after {delay} ms: temporary files {temp:?}");
+        assert!(
+            temp.is_empty(),
+            "after {delay} ms: temporary files {temp:?}"
+        );
         let which = if now == prev {
             assert!(!status.success(), "an interrupted run reports failure");
             "previous"
@@ -322,8 +354,18 @@ fn sigterm_leaves_old_or_new(previous: &[&str], next: &[&str], out: &Path) {
 fn sigterm_during_validate_out_leaves_the_old_or_the_new_pair() {
     let dir = tempfile::tempdir().unwrap();
     sigterm_leaves_old_or_new(
-        &["validate", "tests/fixtures/transcripts/breaks.jsonl", "--out", "OUT"],
-        &["validate", "tests/fixtures/transcripts/plan_mode.jsonl", "--out", "OUT"],
+        &[
+            "validate",
+            "tests/fixtures/transcripts/breaks.jsonl",
+            "--out",
+            "OUT",
+        ],
+        &[
+            "validate",
+            "tests/fixtures/transcripts/plan_mode.jsonl",
+            "--out",
+            "OUT",
+        ],
         &dir.path().join("v"),
     );
 }
