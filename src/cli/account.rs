@@ -118,7 +118,10 @@ fn settings(args: &AccountArgs) -> Result<Vec<account::Setting>, CliError> {
 
 pub fn run(args: AccountArgs) -> Result<(), CliError> {
     if let Some(dir) = &args.out {
-        super::common::check_out_dir(dir, "account prints the Markdown report; --out names a folder for its files")?;
+        super::common::check_out_dir(
+            dir,
+            "account prints the Markdown report; --out names a folder for its files",
+        )?;
     }
     let cache = cache_list(&args.cache)?;
     if cache.len() != 1 {

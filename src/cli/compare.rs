@@ -77,7 +77,13 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
     };
     if let Some(path) = &args.out {
         let mut inputs = vec![args.baseline.clone()];
-        inputs.extend(args.current.iter().chain(&args.pricing).chain(&args.cache_config).cloned());
+        inputs.extend(
+            args.current
+                .iter()
+                .chain(&args.pricing)
+                .chain(&args.cache_config)
+                .cloned(),
+        );
         inputs.extend(super::common::scenario_paths(&args.scenarios).unwrap_or_default());
         super::common::check_outputs(
             &[super::common::Output {

@@ -63,7 +63,10 @@ fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
         ));
     }
     if let Some(path) = &a.out {
-        let inputs: Vec<PathBuf> = std::iter::once(&a.scenario).chain(&a.pricing).cloned().collect();
+        let inputs: Vec<PathBuf> = std::iter::once(&a.scenario)
+            .chain(&a.pricing)
+            .cloned()
+            .collect();
         super::common::check_outputs(
             &[super::common::Output {
                 flag: "--out",

@@ -159,7 +159,11 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         }
         super::common::check_out_dir(out, "--count above 1 writes one file per seed")?;
     }
-    if let Some(out) = args.out.as_deref().filter(|o| args.count <= 1 && !o.is_dir()) {
+    if let Some(out) = args
+        .out
+        .as_deref()
+        .filter(|o| args.count <= 1 && !o.is_dir())
+    {
         super::common::check_outputs(
             &[super::common::Output {
                 flag: "--out",

@@ -139,8 +139,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         // One transaction, as `report`: both files or the previous pair.
         let out = OutputDir::begin(dir, "validate").map_err(CliError::input)?;
         write_atomic(&out.path().join("validation.csv"), &csv).map_err(CliError::input)?;
-        write_atomic(&out.path().join("validation.md"), md.as_bytes())
-            .map_err(CliError::input)?;
+        write_atomic(&out.path().join("validation.md"), md.as_bytes()).map_err(CliError::input)?;
         out.commit().map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }

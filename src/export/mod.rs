@@ -104,7 +104,10 @@ fn write_through_temp(
 
 /// Writes a stream output (a device, a FIFO, `/dev/stdout`): the bytes are made in a private
 /// temporary file (encoders pick the format from its name), then copied through, appending.
-fn write_stream(path: &Path, write: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+fn write_stream(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), String> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
     let fail = |e: String| format!("{}: cannot write: {e}", path.display());
     let nanos = std::time::SystemTime::now()
@@ -112,10 +115,8 @@ fn write_stream(path: &Path, write: impl FnOnce(&Path) -> Result<(), String>) ->
         .map_or(0, |d| d.subsec_nanos());
     // A directory of our own (create_dir fails when the name exists), so no one else's file or
     // link is written through.
-    let scratch = std::env::temp_dir().join(format!(
-        ".plancache-stream-{}-{nanos}",
-        std::process::id()
-    ));
+    let scratch =
+        std::env::temp_dir().join(format!(".plancache-stream-{}-{nanos}", std::process::id()));
     std::fs::create_dir(&scratch).map_err(|e| fail(e.to_string()))?;
     let tmp = scratch.join(format!("out.{ext}"));
     let result = write(&tmp).and_then(|()| copy_into(&tmp, path));
@@ -151,7 +152,10 @@ fn replace_through_temp(
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("output");
-    let ext = resolved.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
+    let ext = resolved
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("tmp");
     let tmp = dir.join(format!(".{name}.tmp-{}.{ext}", std::process::id()));
     let result = write(&tmp)
         .and_then(|()| {

@@ -67,7 +67,9 @@ pub enum OutputPathError {
         hint: String,
     },
     /// A directory output that exists and is not a directory.
-    #[error("{flag} {path}: {what}\n  hint: {flag} names a directory for the output files; {hint}")]
+    #[error(
+        "{flag} {path}: {what}\n  hint: {flag} names a directory for the output files; {hint}"
+    )]
     NotADir {
         /// The flag.
         flag: String,
@@ -317,11 +319,20 @@ mod tests {
         assert!(e.contains("is also an input"), "{e}");
         let f = tmp.path().join("new.json");
         let g = tmp.path().join(".").join("new.json");
-        let e = check_outputs(&[out("--export-json", &f), out("--export-csv", &g)], &[], "")
-            .unwrap_err()
-            .to_string();
+        let e = check_outputs(
+            &[out("--export-json", &f), out("--export-csv", &g)],
+            &[],
+            "",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("name one file"), "{e}");
         let null = Path::new("/dev/null");
-        check_outputs(&[out("--export-json", null), out("--export-csv", null)], &[], "").unwrap();
+        check_outputs(
+            &[out("--export-json", null), out("--export-csv", null)],
+            &[],
+            "",
+        )
+        .unwrap();
     }
 }
