@@ -390,14 +390,16 @@ fn refusal(config: &BreakpointConfig, req: &Request, bps: &[Breakpoint]) -> Opti
     distinct.dedup_by_key(|b| b.0);
     if distinct.len() > config.max_breakpoints {
         return Some(format!(
-            "the request carries {} cache breakpoints ({}); the API allows {} and answers 400",
+            "the request carries {} cache breakpoints ({}); the API allows {} and answers 400 (mark {} is on {})",
             distinct.len(),
             distinct
                 .iter()
                 .map(|b| format!("{} {}", label(b.0), b.1.as_str()))
                 .collect::<Vec<_>>()
                 .join(", "),
-            config.max_breakpoints
+            config.max_breakpoints,
+            config.max_breakpoints + 1,
+            label(distinct[config.max_breakpoints].0)
         ));
     }
     let first_5m = distinct.iter().position(|b| b.1 == Ttl::FiveMinutes)?;
