@@ -13,7 +13,6 @@ use crate::prompt::{Level, Role, Segment, SegmentKind, TokenSource, Tokenizer};
 pub const ENVIRONMENT_SUFFIX: &str = ":environment";
 
 /// Write tools by name when a scenario does not say (Claude Code's file- and system-changing tools).
-
 pub const DEFAULT_WRITE_TOOLS: &[&str] = &["Edit", "Write", "Bash", "NotebookEdit", "MultiEdit"];
 
 /// One tool with its access and its prompt segment.
