@@ -499,3 +499,18 @@ fn environment_breakpoint_lets_later_spawns_read_the_agent_prompt() {
     // A cache option changes no decision: the traces are the same.
     assert_eq!(off.trace.entries, on.trace.entries);
 }
+
+#[test]
+fn check_prints_the_lookback_warning() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plancache"))
+        .args(["check", "scenarios/parallel-tool-calls.toml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("warning: anthropic, anthropic-auto (permission-mode): request 3")
+            && text.contains("25 blocks after the last cached entry (step4:result2:Grep)"),
+        "{text}"
+    );
+}
