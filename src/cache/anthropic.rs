@@ -803,11 +803,14 @@ pub struct LayoutWarning {
 /// The lookback and breakpoint-budget problems of `requests` (one replay, in send order) under
 /// `config`, ignoring TTLs and minimum lengths: the anthropic model's own account of why such a
 /// request misses or is refused. Facts, from Anthropic's prompt-caching page
-/// (<https://platform.claude.com/docs/en/build-with-claude/prompt-caching>, read 2026-12-02;
-/// CACHE_SEMANTICS.md A2, A5, A6): a request may carry at most 4 `cache_control` breakpoints
+/// (<https://platform.claude.com/docs/en/build-with-claude/prompt-caching>; CACHE_SEMANTICS.md
+/// A2, A5, A6 record its rules): a request may carry at most 4 `cache_control` breakpoints
 /// (more is a 400 error), and a read checks the breakpoint's block and walks back at most 20
 /// positions, the breakpoint's own counting as the first, so an entry written 20 or more blocks
-/// before the nearest later breakpoint is not found.
+/// before the nearest later breakpoint is not found. Checked with the docs search on
+/// 2026-12-02: the page is stored, but the excerpts returned were its introduction, not these
+/// sentences; third-party pages found then (Goose issue 8921, a Zapvol design note, SDK
+/// validators dropping a fifth mark) state the same two limits.
 pub fn layout_warnings(config: &BreakpointConfig, requests: &[Request]) -> Vec<LayoutWarning> {
     let mut written: HashMap<(String, u64), String> = HashMap::new();
     let mut out = Vec::new();
