@@ -24,6 +24,11 @@
 //! generator parameter (`scenario::GeneratorParams`: `exploration_rounds`, `tool_tokens`,
 //! `review_wait`, `model` for the model and hence its prices, ...). A grid without `strategy` sweeps `compare.a` and `compare.b`; a grid
 //! without `cache` uses the default cache model.
+//!
+//! The generator axis `clear_context = [false, true]` (the plan approved with "clear context
+//! and implement") with an `implementation_turns` axis answers when clearing pays for itself:
+//! [`clear_context_break_even`] finds, per combination of the other axes, the fewest requests
+//! after approval from which clearing costs no more than keeping the history.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -707,4 +712,107 @@ pub fn merge(
         ));
     }
     Ok((header, by_point.into_values().map(|(r, _)| r).collect()))
+}
+
+/// Where clearing the context after approval starts to pay, for one combination of the other
+/// columns of a sweep with `clear_context` and `implementation_turns` axes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClearContextBreakEven {
+    /// The fixed columns, `name=value` joined by `, ` (strategy, cache, other axes).
+    pub facet: String,
+    /// Fewest implementation turns of the grid from which every point with
+    /// `clear_context = true` costs no more than its `false` twin; `None`: not within the grid.
+    pub turns: Option<u64>,
+    /// Cost of keeping minus cost of clearing (USD) at each implementation-turns value, in order.
+    pub savings: Vec<(u64, f64)>,
+}
+
+impl ClearContextBreakEven {
+    /// Requests after approval at the break-even: the generator's implementation turns plus its
+    /// closing reply.
+    pub fn requests(&self) -> Option<u64> {
+        self.turns.map(|t| t + 1)
+    }
+
+    /// One line for the terminal.
+    pub fn line(&self) -> String {
+        let what = match (self.turns, self.requests()) {
+            (Some(t), Some(r)) => format!(
+                "clearing context after approval pays for itself from {r} request{} after approval (implementation_turns = {t})",
+                if r == 1 { "" } else { "s" }
+            ),
+            _ => "clearing context after approval does not pay for itself within the grid".into(),
+        };
+        let savings = self
+            .savings
+            .iter()
+            .map(|(t, d)| format!("{t}: {d:+.4}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "{what} [{}]; saving in USD by implementation_turns: {savings}",
+            self.facet
+        )
+    }
+}
+
+/// The break-even of clearing the context after approval, from a sweep's header and rows
+/// (empty unless the grid has `clear_context` and `implementation_turns` axes).
+pub fn clear_context_break_even(
+    header: &[String],
+    rows: &[Vec<String>],
+) -> Result<Vec<ClearContextBreakEven>, String> {
+    let col = |n: &str| header.iter().position(|h| h == n);
+    let (Some(clear), Some(turns), Some(cost)) = (
+        col("clear_context"),
+        col("implementation_turns"),
+        col("cost_usd"),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let first_summary = header.len() - SUMMARY_COLUMNS.len();
+    let fixed: Vec<usize> = (1..first_summary)
+        .filter(|&i| i != clear && i != turns)
+        .chain(["strategy", "cache"].iter().filter_map(|n| col(n)))
+        .collect();
+    let num = |row: &Vec<String>, i: usize| -> Result<f64, String> {
+        row[i].parse::<f64>().map_err(|_| {
+            format!(
+                "sweep row: `{}` is not a number in column {}",
+                row[i], header[i]
+            )
+        })
+    };
+    // facet -> turns -> [keep cost, clear cost]
+    let mut groups: BTreeMap<String, BTreeMap<u64, [Option<f64>; 2]>> = BTreeMap::new();
+    for row in rows {
+        let facet = fixed
+            .iter()
+            .map(|&i| format!("{}={}", header[i], row[i]))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let t = num(row, turns)? as u64;
+        let k = usize::from(row[clear] == "true");
+        groups.entry(facet).or_default().entry(t).or_default()[k] = Some(num(row, cost)?);
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(facet, by_turns)| {
+            let savings: Vec<(u64, f64)> = by_turns
+                .iter()
+                .filter_map(|(t, c)| Some((*t, c[0]? - c[1]?)))
+                .collect();
+            // The first value from which clearing never costs more, within the grid.
+            let turns = savings
+                .iter()
+                .rposition(|(_, d)| *d < 0.0)
+                .map_or(Some(0), |k| Some(k + 1))
+                .and_then(|k| savings.get(k).map(|(t, _)| *t));
+            ClearContextBreakEven {
+                facet,
+                turns,
+                savings,
+            }
+        })
+        .collect())
 }

@@ -77,6 +77,9 @@ pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
     let out = OutputDir::begin(&args.out, "sweep").map_err(CliError::input)?;
     write_atomic(&out.path().join("sweep.csv"), &bytes).map_err(CliError::input)?;
     let n = write_heatmaps(&spec, &header, &rows, out.path()).map_err(CliError::input)?;
+    for b in sweep::clear_context_break_even(&header, &rows).map_err(CliError::input)? {
+        eprintln!("{}", b.line());
+    }
     out.commit().map_err(CliError::input)?;
     eprintln!(
         "wrote {} ({} points{})",

@@ -13,4 +13,4 @@ mod session;
 pub use format::*;
 pub use generate::{generate, to_toml, GeneratorParams, TokenRange};
 pub use load::{load_file, load_str, ScenarioError, MAX_TOKENS};
-pub use session::{tool_access, Session, Tool, DEFAULT_WRITE_TOOLS};
+pub use session::{tool_access, Session, Tool, DEFAULT_WRITE_TOOLS, ENVIRONMENT_SUFFIX};
