@@ -546,7 +546,7 @@ impl Replayer<'_> {
                 step: at.step,
                 model: model.clone(),
                 sent_at_ms: due,
-                segments: stream.sent_segments(),
+                segments: stream.take_sent(),
                 settings: RequestSettings::default(),
                 reply: Vec::new(),
                 output_tokens: 1,
