@@ -459,3 +459,55 @@ fn an_unreadable_file_is_listed_too() {
     assert!(found.not_read[0].reason.starts_with("cannot read: "));
     assert_eq!(found.sessions.len(), 1);
 }
+
+#[test]
+fn run_refuses_an_export_that_names_a_file_of_its_out_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = root().join("scenarios/auth-plan.toml");
+    let o = limited(
+        dir.path(),
+        4,
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--strategy",
+            "permission-mode",
+            "--out",
+            "D",
+            "--export-csv",
+            "D/summary.csv",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("--export-csv D/summary.csv and --out D/summary.csv name one file"),
+        "{}",
+        o.stderr
+    );
+    // Refused before work: nothing written.
+    assert!(!dir.path().join("D").exists());
+}
+
+#[test]
+fn import_out_dash_is_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = limited(
+        dir.path(),
+        4,
+        &[
+            "import",
+            "claude-code",
+            fixture("breaks.jsonl").to_str().unwrap(),
+            "--out",
+            "-",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", o.stderr);
+    assert!(
+        o.stdout.starts_with("# Imported by `plancache import`"),
+        "{}",
+        o.stdout
+    );
+    assert!(!dir.path().join("-").exists());
+}
