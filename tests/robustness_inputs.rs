@@ -214,7 +214,10 @@ fn validate_reads_a_transcript_line_by_line() {
     });
     let t = Harness::ClaudeCode.read(&path).unwrap();
     let reference = claude_code::parse(&std::fs::read_to_string(fixture("breaks.jsonl")).unwrap());
-    assert_eq!(format!("{:?}", t.streams), format!("{:?}", reference.streams));
+    assert_eq!(
+        format!("{:?}", t.streams),
+        format!("{:?}", reference.streams)
+    );
     assert_eq!(t.lines, reference.lines + 300);
     let bad: Vec<usize> = t
         .skipped
@@ -244,7 +247,10 @@ fn a_region_that_is_not_utf8_skips_its_lines_not_the_file() {
     let clean = std::fs::read_to_string(fixture("breaks.jsonl")).unwrap();
     let reference = claude_code::parse(&without_lines(&clean, &[9, 10]));
     // Every other line imports as it would without those two lines.
-    assert_eq!(format!("{:?}", t.streams), format!("{:?}", reference.streams));
+    assert_eq!(
+        format!("{:?}", t.streams),
+        format!("{:?}", reference.streams)
+    );
     assert!(!t.streams.is_empty());
     // The 14 lines were read; the two are skipped, with the column where the text stops.
     assert_eq!(t.lines, 14);
@@ -275,7 +281,10 @@ fn a_region_that_is_not_utf8_skips_its_lines_not_the_file() {
     let t = Harness::Codex.read(&path).unwrap();
     let clean = std::fs::read_to_string(fixture("codex_rollout.jsonl")).unwrap();
     let reference = codex::parse(&without_lines(&clean, &[8]));
-    assert_eq!(format!("{:?}", t.streams), format!("{:?}", reference.streams));
+    assert_eq!(
+        format!("{:?}", t.streams),
+        format!("{:?}", reference.streams)
+    );
     assert_eq!(t.lines, 11);
     assert_eq!(t.skipped.len(), reference.skipped.len() + 1);
     assert!(t.skipped.iter().any(|s| s.line == 8
@@ -285,7 +294,10 @@ fn a_region_that_is_not_utf8_skips_its_lines_not_the_file() {
     let o = limited(
         &root(),
         4,
-        &["validate", "tests/fixtures/transcripts/not_utf8/breaks_latin1.jsonl"],
+        &[
+            "validate",
+            "tests/fixtures/transcripts/not_utf8/breaks_latin1.jsonl",
+        ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", o.stderr);
 }
@@ -395,7 +407,10 @@ fn project_with_bad_entries(dir: &Path) -> PathBuf {
 
 fn expected_not_read(p: &Path) -> Vec<NotRead> {
     [
-        ("dangling.jsonl", "a dangling symbolic link (to nowhere.jsonl)"),
+        (
+            "dangling.jsonl",
+            "a dangling symbolic link (to nowhere.jsonl)",
+        ),
         ("dir.jsonl", "a symbolic link to a folder (not followed)"),
         ("fifo.jsonl", "a FIFO, not a regular file"),
         ("loop.jsonl", "a symbolic link loop"),
@@ -429,7 +444,11 @@ fn folder_runs_list_what_they_cannot_read_and_read_the_rest() {
             o.stderr
         );
         for n in expected_not_read(Path::new("./-repo")) {
-            assert!(o.stderr.contains(&n.to_string()), "{cmd}: {n}\n{}", o.stderr);
+            assert!(
+                o.stderr.contains(&n.to_string()),
+                "{cmd}: {n}\n{}",
+                o.stderr
+            );
         }
         assert!(!o.stdout.is_empty(), "{cmd}");
     }

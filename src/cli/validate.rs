@@ -8,7 +8,9 @@ use super::common::{cache_config, cache_list, price_table};
 use super::CliError;
 use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
-use crate::import::discover::{discover_readable, group, not_read_text, read_session, SessionFiles};
+use crate::import::discover::{
+    discover_readable, group, not_read_text, read_session, SessionFiles,
+};
 use crate::import::{Events, Harness};
 use crate::validate::{validate as run_validation, FirstRequest, SharedPrefix, ValidateOptions};
 

@@ -314,8 +314,8 @@ impl Harness {
                 path.display()
             )
         };
-        let file = std::fs::File::open(path)
-            .map_err(|e| fail(format!("cannot read transcript: {e}")))?;
+        let file =
+            std::fs::File::open(path).map_err(|e| fail(format!("cannot read transcript: {e}")))?;
         let mut lines = LineReader::new(std::io::BufReader::new(file));
         let mut t = match self {
             Harness::ClaudeCode => claude_code::parse_lines(&mut lines),
