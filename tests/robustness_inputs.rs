@@ -167,21 +167,25 @@ fn sweep_pings_are_counted_against_the_step_budget_before_the_replay() {
     assert!(!dir.path().join("out/sweep.csv").exists());
 }
 
-/// `breaks.jsonl` (14 lines) followed by 300 lines of 1 MiB of 0xff bytes (not UTF-8).
-fn garbage_transcript(dir: &Path) -> PathBuf {
-    let path = dir.join("garbage.jsonl");
+/// `breaks.jsonl` (14 lines) followed by 300 lines of 1 MiB of NUL bytes each (valid UTF-8,
+/// not JSON). The file is sparse: only the newline blocks take disk space (about 1 MB for a
+/// 315 MB file).
+fn large_transcript(dir: &Path) -> PathBuf {
+    use std::io::{Seek, SeekFrom, Write};
+    let path = dir.join("large.jsonl");
     let mut bytes = std::fs::read(fixture("breaks.jsonl")).unwrap();
     while bytes.last() == Some(&b'\n') {
         bytes.pop();
     }
     bytes.push(b'\n');
-    let mut line = vec![0xffu8; 1 << 20];
-    line.push(b'\n');
-    use std::io::Write;
     let mut f = std::fs::File::create(&path).unwrap();
     f.write_all(&bytes).unwrap();
+    let mut end = bytes.len() as u64;
     for _ in 0..300 {
-        f.write_all(&line).unwrap();
+        end += 1 << 20;
+        f.seek(SeekFrom::Start(end)).unwrap();
+        f.write_all(b"\n").unwrap();
+        end += 1;
     }
     path
 }
@@ -189,9 +193,9 @@ fn garbage_transcript(dir: &Path) -> PathBuf {
 #[test]
 fn validate_reads_a_transcript_line_by_line() {
     let dir = tempfile::tempdir().unwrap();
-    let path = garbage_transcript(dir.path());
-    // 315 MB: read whole (as before) it does not fit in 500 MB beside the binary; read a line at
-    // a time it takes a 1 MiB buffer. The budget is raised so the file is within the input limit
+    let path = large_transcript(dir.path());
+    // 315 MB: read whole (as before) it does not fit in 500 MB beside the binary ("out of
+    // memory", exit 2); read a line at a time it takes a 1 MiB buffer. The budget is raised so the file is within the input limit
     // (4 bytes per token: 400 MB). CPU: a clean `validate` of the 14-line fixture alone takes
     // about 1.7 s of CPU in the debug build (the tokenizer loads), so the bound is 4 s.
     let o = limited(
@@ -222,7 +226,7 @@ fn validate_reads_a_transcript_line_by_line() {
     let bad: Vec<usize> = t
         .skipped
         .iter()
-        .filter(|s| s.reason.contains("not UTF-8"))
+        .filter(|s| s.reason.starts_with("not a JSON record"))
         .map(|s| s.line)
         .collect();
     assert_eq!(bad, (15..=314).collect::<Vec<_>>());
