@@ -475,7 +475,11 @@ fn an_unreadable_file_is_listed_too() {
     std::fs::create_dir_all(&p).unwrap();
     std::fs::copy(fixture("projects/-repo/s1.jsonl"), p.join("s1.jsonl")).unwrap();
     std::fs::write(p.join("locked.jsonl"), "{}\n").unwrap();
-    std::fs::set_permissions(p.join("locked.jsonl"), std::fs::Permissions::from_mode(0)).unwrap();
+    std::fs::set_permissions(
+        p.join("locked.jsonl"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
     let found = discover_readable(&p).unwrap();
     assert_eq!(found.not_read.len(), 1);
     assert_eq!(found.not_read[0].path, p.join("locked.jsonl"));
