@@ -377,6 +377,10 @@ impl Sweep {
             .map_err(|e| format!("{}: {e}", place()))?;
         if let Some(every) = keepalive {
             session.scenario.set_keepalive(every);
+            // The pings are requests: counted against the step budget before the replay, as
+            // a scenario's own `keepalive` is at load.
+            crate::budget::check_scenario(&session.scenario, &session.path)
+                .map_err(|e| format!("{}: {e}", place()))?;
         }
         let strategies: Vec<Box<dyn Strategy>> = strategy::parse_list(&strategy_name)?;
         let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;

@@ -136,7 +136,11 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
     };
     let mut sessions = Vec::new();
     for d in &dirs {
-        sessions.extend(discover::discover(d).map_err(CliError::input)?);
+        let found = discover::discover_readable(d).map_err(CliError::input)?;
+        if !found.not_read.is_empty() {
+            super::output::warn(&discover::not_read_text(&found.not_read));
+        }
+        sessions.extend(found.sessions);
     }
     if sessions.is_empty() {
         return Err(CliError::input(format!(

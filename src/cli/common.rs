@@ -462,7 +462,13 @@ pub fn refuse_over_context(text: &str, label: &str) -> Result<(), CliError> {
         &["ideal".to_string()],
         &env,
     )
-    .map_err(|e| CliError::failed(format!("{label}: {e}")))?;
+    // The generator only draws valid scenarios, so a replay that stops comes from the
+    // parameters' values (a wait whose clock overflows): bad input, as the parameters are.
+    .map_err(|e| {
+        CliError::input(format!(
+            "{label}: {e}\n  hint: lower the generator parameter the message points at (e.g. --review-wait)"
+        ))
+    })?;
     match crate::cache::pricing::first_overrun(report.rows(), &env.prices) {
         Some(why) => Err(CliError::input(format!(
             "{label}: {why}\n  hint: lower the sizes (e.g. --exploration-rounds, --result-tokens), or pass --allow-over-context to write it anyway"

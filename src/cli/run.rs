@@ -117,6 +117,14 @@ fn outputs(args: &RunArgs) -> Result<Outputs, CliError> {
             stdout_flags.join(" and ")
         )));
     }
+    // The files `--out D` writes, so an export naming one of them (`--export-csv
+    // D/summary.csv`) is refused before work instead of written twice.
+    let bundle: Vec<PathBuf> = args.out.as_ref().map_or_else(Vec::new, |dir| {
+        export::exporters(args.format.unwrap_or(Format::Csv))
+            .iter()
+            .map(|e| dir.join(e.file_name()))
+            .collect()
+    });
     let mut all: Vec<Output<'_>> = [
         ("--export-json", &args.export_json),
         ("--export-csv", &args.export_csv),
@@ -138,6 +146,11 @@ fn outputs(args: &RunArgs) -> Result<Outputs, CliError> {
             kind: OutputKind::Dir,
         });
     }
+    all.extend(bundle.iter().map(|path| Output {
+        flag: "--out",
+        path,
+        kind: OutputKind::File,
+    }));
     check_outputs(
         &all,
         &run_inputs(args),

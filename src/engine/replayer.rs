@@ -562,7 +562,7 @@ impl Replayer<'_> {
                 step: at.step,
                 model: model.clone(),
                 sent_at_ms: due,
-                segments: stream.sent_segments(),
+                segments: stream.take_sent(),
                 settings: self.settings(&stream.name),
                 reply: Vec::new(),
                 output_tokens: u64::from(self.session.scenario.keepalive_max_tokens),
