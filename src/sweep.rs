@@ -40,12 +40,20 @@ use crate::prompt::{Encoding, Tokenizer, Ttl};
 use crate::scenario::{generate, parse_keepalive, to_toml, GeneratorParams, Session};
 use crate::strategy::{self, Strategy};
 
+pub mod files;
+
 /// Axes the replay consumes; every other axis goes to the scenario generator.
 pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl", "keepalive"];
 
 /// Builds the session a point replays from its generator parameters.
 pub trait ScenarioSource: Sync {
     fn session(&self, params: &toml::Table) -> Result<Session, String>;
+
+    /// Whether the source also takes this replay-option axis among its parameters (scenario
+    /// files apply `keepalive` to their TOML before loading, so load-time checks see it).
+    fn takes(&self, _axis: &str) -> bool {
+        false
+    }
 }
 
 impl<F> ScenarioSource for F
@@ -107,6 +115,14 @@ pub struct Sweep {
     points: usize,
     /// Keep points whose requests exceed the model's context window (refused by default).
     pub allow_over_context: bool,
+    /// The `--cache-config` file's table, under cache-config field axes (`anthropic.message_ttl`)
+    /// of sweeps over scenario files; empty otherwise.
+    pub cache_config: toml::Table,
+}
+
+/// Axes that are columns of the summary, not of their own (`scenario`, `strategy`, `cache`).
+fn summary_axis(name: &str) -> bool {
+    name == "strategy" || name == "cache" || name == files::SCENARIO_AXIS
 }
 
 /// Largest grid a sweep file may describe unless `--max-points` says otherwise: each point is a
@@ -277,6 +293,7 @@ impl Sweep {
             axes,
             points,
             allow_over_context: false,
+            cache_config: toml::Table::new(),
         })
     }
 
@@ -307,7 +324,7 @@ impl Sweep {
         h.extend(
             self.axes
                 .iter()
-                .filter(|a| a.name != "strategy" && a.name != "cache")
+                .filter(|a| !summary_axis(&a.name))
                 .map(|a| a.name.clone()),
         );
         h.extend(SUMMARY_COLUMNS.iter().map(|s| s.to_string()));
@@ -327,21 +344,28 @@ impl Sweep {
         let mut cache_name = String::new();
         let mut keepalive = None;
         let mut env = env.clone();
+        let fields: Vec<(&str, &toml::Value)> = self
+            .axes
+            .iter()
+            .zip(&values)
+            .filter(|(a, _)| files::is_cache_field(&a.name))
+            .map(|(a, v)| (a.name.as_str(), *v))
+            .collect();
+        if !fields.is_empty() {
+            env.caches = files::cache_config_with(&self.cache_config, &fields)?;
+        }
         let mut cells = vec![(index + 1).to_string()];
         for (axis, v) in self.axes.iter().zip(&values) {
+            if source.takes(&axis.name) {
+                params.insert(axis.name.clone(), (*v).clone());
+            }
             match axis.name.as_str() {
                 "strategy" => strategy_name = show(v),
                 "cache" => cache_name = show(v),
+                files::SCENARIO_AXIS => {}
+                name if files::is_cache_field(name) => cells.push(show(v)),
                 "ttl" => {
-                    let ttl = parse_ttl(&show(v))?;
-                    for c in [
-                        &mut env.caches.anthropic,
-                        &mut env.caches.anthropic_auto,
-                        &mut env.caches.anthropic_explicit,
-                    ] {
-                        c.system_ttl = ttl;
-                        c.message_ttl = ttl;
-                    }
+                    set_ttl(&mut env.caches, parse_ttl(&show(v))?);
                     cells.push(show(v));
                 }
                 "keepalive" => {
@@ -412,7 +436,21 @@ fn grid_points(axes: &[Axis], max_points: u64) -> Result<usize, String> {
         .map_err(|_| format!("the grid has {n} points, more than this machine can index"))
 }
 
-fn parse_ttl(s: &str) -> Result<Ttl, String> {
+/// Sets the TTL class of every breakpoint of the `anthropic*` cache models (the `ttl` axis and
+/// `--ttl`).
+pub fn set_ttl(caches: &mut cache::CacheConfig, ttl: Ttl) {
+    for c in [
+        &mut caches.anthropic,
+        &mut caches.anthropic_auto,
+        &mut caches.anthropic_explicit,
+    ] {
+        c.system_ttl = ttl;
+        c.message_ttl = ttl;
+    }
+}
+
+/// `5m` or `1h`.
+pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
     match s {
         "5m" => Ok(Ttl::FiveMinutes),
         "1h" => Ok(Ttl::OneHour),

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, prices, replay_scenarios, strategies, Sink};
+use super::common::{cache_config, cache_list, load_and_replay_with, prices, strategies, Sink};
+use super::params::ParamArgs;
 use super::{output, CliError};
 use crate::cache::ModelPrice;
 use crate::compare::{self, Dataset, Limit, Rule, Thresholds};
@@ -64,6 +65,10 @@ pub struct CompareArgs {
     /// Also write the Markdown summary to this file.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Parameters on the scenario files run as the current figures (--model, --ttl,
+    /// --keepalive, --set).
+    #[command(flatten)]
+    pub params: ParamArgs,
 }
 
 pub fn compare(args: CompareArgs) -> Result<(), CliError> {
@@ -95,6 +100,10 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
             "",
         )?;
     }
+    if args.current.is_some() {
+        args.params
+            .refuse("--current reads figures instead of replaying scenarios")?;
+    }
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(
@@ -115,12 +124,15 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
                     ))
                 })?,
             };
-            let env = crate::engine::ReplayEnv {
+            let mut env = crate::engine::ReplayEnv {
                 prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
                 caches: cache_config(args.cache_config.as_deref())?,
                 ..crate::engine::ReplayEnv::default()
             };
-            let run = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
+            args.params.apply_env(&mut env);
+            let overrides = args.params.overrides();
+            let (_, run) =
+                load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;
             Dataset::from_run(&run, "this run")
         }
     };

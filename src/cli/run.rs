@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::common::{
-    cache_list, check_equivalence, check_outputs, context_overruns, load_and_replay, noop_notes,
+    cache_list, check_equivalence, check_outputs, context_overruns, load_and_replay_with, noop_notes,
     prices, strategies, Output, OutputKind, Sink,
 };
+use super::params::ParamArgs;
 use super::{output, CliError};
 use crate::cache::ModelPrice;
 use crate::export::{self, Exporter, Format};
@@ -20,6 +21,7 @@ use crate::export::{self, Exporter, Format};
   plancache run scenarios/auth-plan.toml --json | jq '.summary[0].hit_rate'
   plancache run scenarios --export-csv summary.csv --export-markdown -   # files and stdout at once
   plancache run my.toml --price input=2,output=8  # a model the bundled table does not know
+  plancache run my.toml --model claude-opus-4-6 --ttl 5m --set 'steps[5].wait.duration=20m'
 
 Machine output: --json prints run.json on standard output instead of the table; --export-json,
 --export-csv and --export-markdown write run.json, summary.csv and summary.md to a file each
@@ -64,6 +66,9 @@ pub struct RunArgs {
     /// message_ttl = "5m"); see docs/cache-models.md.
     #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
+    /// Parameters on the scenario files (--model, --ttl, --keepalive, --set).
+    #[command(flatten)]
+    pub params: ParamArgs,
 }
 
 /// The file outputs a command line asks for, checked before any work.
@@ -157,12 +162,19 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     let strategies = strategies(&args.strategy)?;
     let caches = cache_list(&args.cache)?;
     let outs = outputs(&args)?;
-    let env = crate::engine::ReplayEnv {
+    let mut env = crate::engine::ReplayEnv {
         prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: super::common::cache_config(args.cache_config.as_deref())?,
         ..crate::engine::ReplayEnv::default()
     };
-    let (sessions, report) = load_and_replay(&args.scenarios, &strategies, &caches, &env)?;
+    args.params.apply_env(&mut env);
+    let (sessions, report) = load_and_replay_with(
+        &args.scenarios,
+        &args.params.overrides(),
+        &strategies,
+        &caches,
+        &env,
+    )?;
     for w in context_overruns(&report, &env.prices) {
         output::warn(&w);
     }
