@@ -69,6 +69,10 @@ pub struct RunArgs {
     /// Parameters on the scenario files (--model, --ttl, --keepalive, --set).
     #[command(flatten)]
     pub params: ParamArgs,
+    /// The strategy the table's "× cost" and "Δ hit rate" columns and the verdicts compare
+    /// against (default: the first strategy run).
+    #[arg(long, value_name = "STRATEGY")]
+    pub reference: Option<String>,
 }
 
 /// The file outputs a command line asks for, checked before any work.
@@ -162,6 +166,8 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     let strategies = strategies(&args.strategy)?;
     let caches = cache_list(&args.cache)?;
     let outs = outputs(&args)?;
+    let names: Vec<&str> = strategies.iter().map(|s| s.name()).collect();
+    let reference = reference(args.reference.as_deref(), &names)?;
     let mut env = crate::engine::ReplayEnv {
         prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: super::common::cache_config(args.cache_config.as_deref())?,
@@ -178,7 +184,6 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     for w in context_overruns(&report, &env.prices) {
         output::warn(&w);
     }
-    let names: Vec<&str> = strategies.iter().map(|s| s.name()).collect();
     let mut noted = std::collections::BTreeSet::new();
     for s in &sessions {
         for n in noop_notes(&s.scenario, Some(&names), Some(&caches)) {
@@ -194,7 +199,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         .map(|(sink, e)| Ok((sink, e.render(&report).map_err(CliError::input)?)))
         .collect::<Result<Vec<_>, CliError>>()?;
     if !outs.to_stdout() {
-        output::stdout_text(&table_text(&report))?;
+        output::stdout_text(&table_text(&report, reference))?;
     }
     for (sink, bytes) in rendered {
         sink.write(&bytes)?;
@@ -210,9 +215,43 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     check_equivalence(&report)
 }
 
-/// The comparison table with a bold header line.
-fn table_text(report: &crate::engine::RunReport) -> String {
-    let table = export::render_table(&report.summaries());
+/// The `--reference` strategy: one of those run (default: the first); none when only one runs.
+fn reference<'a>(given: Option<&'a str>, names: &[&'a str]) -> Result<Option<&'a str>, CliError> {
+    match given {
+        Some(r) if names.contains(&r) => Ok(Some(r)),
+        Some(r) => Err(CliError::input(format!(
+            "--reference {r}: not one of the strategies run ({}){}\n  hint: name one of them, or add it to --strategy",
+            names.join(", "),
+            crate::cache::pricing::did_you_mean(r, names.iter().copied())
+        ))),
+        None if names.len() > 1 => Ok(names.first().copied()),
+        None => Ok(None),
+    }
+}
+
+/// The comparison table with a bold header line; with several strategies, the columns relative
+/// to the reference and one verdict per scenario after it.
+fn table_text(report: &crate::engine::RunReport, reference: Option<&str>) -> String {
+    let rows = report.summaries();
+    let table = match reference {
+        Some(r) => {
+            let mut t = export::render_table_with(
+                &rows,
+                &export::reference::HEADERS,
+                &export::reference::cells(&rows, r),
+            );
+            let verdicts = export::reference::verdicts(&rows, r);
+            if !verdicts.is_empty() {
+                t.push('\n');
+                for v in verdicts {
+                    t.push_str(&v);
+                    t.push('\n');
+                }
+            }
+            t
+        }
+        None => export::render_table(&rows),
+    };
     match table.split_once('\n') {
         Some((header, rest)) => format!("{}\n{rest}", output::paint(output::HEADER, header)),
         None => table,
