@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::common::{
-    cache_list, check_equivalence, check_outputs, context_overruns, load_and_replay_with, noop_notes,
-    prices, strategies, Output, OutputKind, Sink,
+    cache_list, check_equivalence, check_outputs, context_overruns, load_and_replay_with,
+    noop_notes, prices, strategies, Output, OutputKind, Sink,
 };
 use super::params::ParamArgs;
 use super::{output, CliError};

@@ -114,7 +114,10 @@ pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
             args.files[0].display()
         )));
     }
-    let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("sweep-out"));
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("sweep-out"));
     super::common::check_out_dir(&out_dir, "sweep writes a directory (sweep.csv, heatmaps)")?;
     let mut spec = Sweep::load_capped(&args.files[0], args.max_points).map_err(CliError::input)?;
     spec.allow_over_context = args.allow_over_context;

@@ -91,8 +91,8 @@ pub fn run(a: FileSweep<'_>) -> Result<(), CliError> {
         ..ReplayEnv::default()
     };
     a.params.apply_env(&mut env);
-    let mut spec = Sweep::over_files(&paths, axes(&a)?, cache_table, a.max_points)
-        .map_err(CliError::input)?;
+    let mut spec =
+        Sweep::over_files(&paths, axes(&a)?, cache_table, a.max_points).map_err(CliError::input)?;
     spec.allow_over_context = a.allow_over_context;
     let source = ScenarioFiles::read(&paths, a.params.overrides()).map_err(CliError::input)?;
     let sessions = source.base_sessions().map_err(CliError::input)?;

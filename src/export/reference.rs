@@ -8,7 +8,11 @@ use crate::metrics::SummaryRow;
 pub const HEADERS: [&str; 2] = ["× cost", "Δ hit rate"];
 
 /// The reference's summary for the same scenario and cache model as `row`.
-fn reference_of<'a>(rows: &'a [SummaryRow], row: &SummaryRow, reference: &str) -> Option<&'a SummaryRow> {
+fn reference_of<'a>(
+    rows: &'a [SummaryRow],
+    row: &SummaryRow,
+    reference: &str,
+) -> Option<&'a SummaryRow> {
     rows.iter()
         .find(|r| r.scenario == row.scenario && r.cache == row.cache && r.strategy == reference)
 }
@@ -26,7 +30,9 @@ fn ratio(cost: f64, reference: f64) -> String {
 pub fn cells(rows: &[SummaryRow], reference: &str) -> Vec<Vec<String>> {
     rows.iter()
         .map(|r| match reference_of(rows, r, reference) {
-            Some(base) if base.strategy == r.strategy => vec![ratio(r.cost_usd, base.cost_usd), "ref".into()],
+            Some(base) if base.strategy == r.strategy => {
+                vec![ratio(r.cost_usd, base.cost_usd), "ref".into()]
+            }
             Some(base) => vec![
                 ratio(r.cost_usd, base.cost_usd),
                 format!("{:+.1} pt", (r.hit_rate - base.hit_rate) * 100.0),
@@ -85,7 +91,12 @@ pub fn verdicts(rows: &[SummaryRow], reference: &str) -> Vec<String> {
         } else {
             scenario.to_string()
         };
-        let line = if best.cost_usd < base.cost_usd && !same(best.cost_usd, base.cost_usd) {
+        let line = if same(best.cost_usd, base.cost_usd) {
+            format!(
+                "{label}: {}{tie} costs the same as {reference}",
+                best.strategy
+            )
+        } else if best.cost_usd < base.cost_usd {
             format!(
                 "{label}: {}{tie}: {} the cost of {reference}",
                 best.strategy,

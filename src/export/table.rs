@@ -9,7 +9,11 @@ pub fn render_table(rows: &[SummaryRow]) -> String {
 
 /// As [`render_table`], with extra right-aligned columns after the table's own (`extra[i]` are
 /// row i's cells).
-pub fn render_table_with(rows: &[SummaryRow], extra_header: &[&str], extra: &[Vec<String>]) -> String {
+pub fn render_table_with(
+    rows: &[SummaryRow],
+    extra_header: &[&str],
+    extra: &[Vec<String>],
+) -> String {
     let mut header = vec![
         "scenario",
         "strategy",

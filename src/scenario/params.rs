@@ -283,7 +283,11 @@ fn kind_of(alts: &[&serde_json::Value]) -> String {
         .iter()
         .filter_map(|a| a.get("type"))
         .flat_map(|t| match t {
-            serde_json::Value::Array(v) => v.iter().filter_map(|x| x.as_str()).map(String::from).collect(),
+            serde_json::Value::Array(v) => v
+                .iter()
+                .filter_map(|x| x.as_str())
+                .map(String::from)
+                .collect(),
             serde_json::Value::String(s) => vec![s.clone()],
             _ => vec![],
         })
@@ -336,16 +340,12 @@ fn check_path(path: &str, segs: &[Seg]) -> Result<(), ParamError> {
                         wanted: "fields",
                     });
                 }
-                let mut known: Vec<String> = objects
-                    .iter()
-                    .flat_map(|p| p.keys().cloned())
-                    .collect();
+                let mut known: Vec<String> =
+                    objects.iter().flat_map(|p| p.keys().cloned()).collect();
                 known.sort();
                 known.dedup();
-                let suggestion = crate::cache::pricing::did_you_mean(
-                    k,
-                    known.iter().map(String::as_str),
-                );
+                let suggestion =
+                    crate::cache::pricing::did_you_mean(k, known.iter().map(String::as_str));
                 return Err(ParamError::UnknownField {
                     path: path.into(),
                     at,
@@ -405,7 +405,12 @@ impl Overrides {
                 segs: vec![Seg::Key("model".into())],
                 raw: m.clone(),
             };
-            set_param(&mut doc, &model, Value::from(m.as_str()).decorated(" ", ""), file)?;
+            set_param(
+                &mut doc,
+                &model,
+                Value::from(m.as_str()).decorated(" ", ""),
+                file,
+            )?;
         }
         if let Some(every) = &self.keepalive {
             apply_keepalive(&mut doc, every);
@@ -626,7 +631,10 @@ fn apply_keepalive(doc: &mut DocumentMut, every: &str) {
         }
         Some(Item::Value(Value::Array(a))) => {
             for v in a.iter_mut() {
-                if let Some(w) = v.as_inline_table_mut().and_then(|t| TableLike::get_mut(t, "wait")) {
+                if let Some(w) = v
+                    .as_inline_table_mut()
+                    .and_then(|t| TableLike::get_mut(t, "wait"))
+                {
                     set(w);
                 }
             }
@@ -666,7 +674,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let e = SetParam::parse("steps[3].assistant.calls[1].result_token=5").unwrap_err();
-        assert!(e.to_string().contains("did you mean `result_tokens`"), "{e}");
+        assert!(
+            e.to_string().contains("did you mean `result_tokens`"),
+            "{e}"
+        );
         assert!(SetParam::parse("tools[1].schema.anything.goes=1").is_ok());
         assert!(matches!(
             SetParam::parse("model.x=1").unwrap_err(),
@@ -682,8 +693,14 @@ mod tests {
             sets: vec![SetParam::parse("steps[2].wait.duration=20m").unwrap()],
         };
         let out = apply(&o);
-        assert!(out.starts_with("name = \"x\" # the id\nmodel = \"claude-opus-4-6\"\n"), "{out}");
-        assert!(out.contains("wait = { duration = \"20m\" }   # reading\n"), "{out}");
+        assert!(
+            out.starts_with("name = \"x\" # the id\nmodel = \"claude-opus-4-6\"\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("wait = { duration = \"20m\" }   # reading\n"),
+            "{out}"
+        );
         assert_eq!(out.lines().count(), TEXT.lines().count());
     }
 
@@ -694,7 +711,10 @@ mod tests {
             ..Overrides::default()
         };
         let out = apply(&o);
-        assert!(out.contains("wait = { duration = \"3m\", keepalive = \"4m30s\" }"), "{out}");
+        assert!(
+            out.contains("wait = { duration = \"3m\", keepalive = \"4m30s\" }"),
+            "{out}"
+        );
         let off = Overrides {
             keepalive: Some("off".into()),
             ..Overrides::default()
@@ -709,7 +729,11 @@ mod tests {
             ..Overrides::default()
         };
         let e = o.apply(TEXT, Path::new("s.toml")).unwrap_err();
-        assert!(e.to_string().contains("`steps` has 3 entries, so there is no [9]"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("`steps` has 3 entries, so there is no [9]"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -717,7 +741,10 @@ mod tests {
         assert_eq!(value_of("7000").as_integer(), Some(7000));
         assert_eq!(value_of("true").as_bool(), Some(true));
         assert_eq!(value_of("20m").as_str(), Some("20m"));
-        assert_eq!(value_of("claude-opus-4-6").as_str(), Some("claude-opus-4-6"));
+        assert_eq!(
+            value_of("claude-opus-4-6").as_str(),
+            Some("claude-opus-4-6")
+        );
         assert_eq!(value_of("\"42\"").as_str(), Some("42"));
     }
 }
