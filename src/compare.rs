@@ -13,6 +13,9 @@ use std::path::Path;
 use crate::engine::RunReport;
 use crate::metrics::{RequestRow, SummaryRow};
 
+pub mod figures;
+mod strict_json;
+
 /// (scenario, strategy, cache).
 pub type Key = (String, String, String);
 
@@ -40,6 +43,10 @@ pub struct Dataset {
     pub points: BTreeMap<Key, Point>,
     /// Break reasons per key; None when the source had no per-request rows.
     pub breaks: Option<BTreeMap<Key, Vec<BreakRecord>>>,
+    /// Where each point was read (`file:line`), for messages; empty for a fresh run.
+    pub places: BTreeMap<Key, String>,
+    /// Requests per point, where the file gives them (bounds the cost a replay can produce).
+    pub requests: BTreeMap<Key, f64>,
 }
 
 fn round_trip(s: &str) -> f64 {
@@ -75,6 +82,26 @@ impl Dataset {
                 recomputed_tokens: s.recomputed_tokens as f64,
             },
         );
+    }
+
+    /// Refuses figures no replay can produce: a hit rate above 1, or a cost above `cap` (the
+    /// most one request can cost, [`figures::request_cap`]) times the point's requests.
+    pub fn check_figures(&self, cap: f64) -> Result<(), String> {
+        for (key, p) in &self.points {
+            let place = self
+                .places
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| self.source.clone());
+            figures::check_summary(
+                &format!("{place} ({} / {} / {})", key.0, key.1, key.2),
+                p.hit_rate,
+                p.cost_usd,
+                self.requests.get(key).copied(),
+                cap,
+            )?;
+        }
+        Ok(())
     }
 
     /// Loads `summary.csv` (plus `requests.csv` beside it), `run.json`, or a directory holding
@@ -142,6 +169,16 @@ impl<'a> Table<'a> {
             .iter()
             .map(String::from)
             .collect();
+        for (i, h) in header.iter().enumerate() {
+            if let Some(j) = header[..i].iter().position(|x| x == h) {
+                return Err(format!(
+                    "{}: line 1: column `{h}` is given twice (columns {} and {}); a gate cannot tell which value is meant\n  hint: {hint}",
+                    path.display(),
+                    j + 1,
+                    i + 1
+                ));
+            }
+        }
         for c in required {
             if !header.iter().any(|h| h == c) {
                 return Err(format!(
@@ -183,15 +220,7 @@ impl<'a> Table<'a> {
 /// with everything, so a NaN baseline would pass every check, and an infinite one would
 /// allow any worsening.
 fn finite(v: f64) -> Result<f64, &'static str> {
-    if v.is_nan() {
-        Err("is not a number (NaN would pass every check)")
-    } else if v.is_infinite() {
-        Err("is infinite (it would allow any worsening)")
-    } else if v < 0.0 {
-        Err("is negative; figures are at least 0")
-    } else {
-        Ok(v)
-    }
+    figures::non_negative(v)
 }
 
 const SUMMARY_HINT: &str =
@@ -234,15 +263,19 @@ fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, String> {
             ttft_ms: t.num(*line, rec, "ttft_ms")?,
             recomputed_tokens: t.num(*line, rec, "recomputed_tokens")?,
         };
-        if d.points.insert(key.clone(), p).is_some() {
+        let place = format!("{}:{line}", path.display());
+        if let Some(first) = d.places.get(&key) {
             return Err(format!(
-                "{}: line {line}: duplicate row for {} / {} / {}",
-                path.display(),
-                key.0,
-                key.1,
-                key.2
+                "{first} and {place}: two rows for {} / {} / {}; a gate cannot tell which is meant\n  hint: regenerate the file with `plancache run --out DIR`",
+                key.0, key.1, key.2
             ));
         }
+        if t.header.iter().any(|h| h == "requests") {
+            d.requests
+                .insert(key.clone(), t.num(*line, rec, "requests")?);
+        }
+        d.places.insert(key.clone(), place);
+        d.points.insert(key, p);
     }
     Ok(d)
 }
@@ -281,6 +314,7 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
             path.display()
         )
     };
+    let lines = strict_json::walk(text).map_err(bad)?;
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
     let summary = v
@@ -309,12 +343,28 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
         let hit = n_field(o, "hit_rate", i, "summary")?;
         let cost = n_field(o, "cost_usd", i, "summary")?;
         let ttft = n_field(o, "ttft_ms", i, "summary")?;
+        let key = (
+            s_field(o, "scenario", i)?,
+            s_field(o, "strategy", i)?,
+            s_field(o, "cache", i)?,
+        );
+        let place = match lines.get(&format!("summary[{i}]")) {
+            Some(l) => format!("{}:{l}", path.display()),
+            None => format!("{}: summary[{i}]", path.display()),
+        };
+        if let Some(first) = d.places.get(&key) {
+            return Err(format!(
+                "{first} and {place}: two rows for {} / {} / {}; a gate cannot tell which is meant\n  hint: pass the run.json written by `plancache run --format json --out DIR`",
+                key.0, key.1, key.2
+            ));
+        }
+        if o.get("requests").is_some() {
+            d.requests
+                .insert(key.clone(), n_field(o, "requests", i, "summary")?);
+        }
+        d.places.insert(key.clone(), place);
         d.points.insert(
-            (
-                s_field(o, "scenario", i)?,
-                s_field(o, "strategy", i)?,
-                s_field(o, "cache", i)?,
-            ),
+            key,
             Point {
                 hit_rate: round_trip(&format!("{hit:.4}")),
                 cost_usd: round_trip(&format!("{cost:.6}")),

@@ -657,6 +657,60 @@ pub fn read_csv(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Vec<String>
     Ok((header, rows))
 }
 
+/// Refuses rows no replay can produce (a shard is the same kind of figure file as a gate's
+/// baseline): every summary figure a finite number of at least 0, a hit rate of at most 1, a cost
+/// of at most `cap` per request ([`crate::compare::figures`]); and a header naming a column
+/// twice.
+fn check_rows(
+    path: &Path,
+    header: &[String],
+    rows: &[Vec<String>],
+    cap: f64,
+) -> Result<(), String> {
+    use crate::compare::figures;
+    for (i, h) in header.iter().enumerate() {
+        if let Some(j) = header[..i].iter().position(|x| x == h) {
+            return Err(format!(
+                "{}: line 1: column `{h}` is given twice (columns {} and {})\n  hint: pass CSV files written by `plancache sweep`",
+                path.display(),
+                j + 1,
+                i + 1
+            ));
+        }
+    }
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let numeric = &SUMMARY_COLUMNS[3..];
+    for (k, row) in rows.iter().enumerate() {
+        let line = k + 2;
+        let value = |name: &str| -> Result<Option<f64>, String> {
+            let Some(c) = col(name) else { return Ok(None) };
+            let cell = row.get(c).map(String::as_str).unwrap_or("");
+            let bad = |why: &str| {
+                format!(
+                    "{}:{line}: column `{name}`: `{cell}` {why}\n  hint: pass CSV files written by `plancache sweep`, unedited",
+                    path.display()
+                )
+            };
+            let v: f64 = cell.trim().parse().map_err(|_| bad("is not a number"))?;
+            figures::non_negative(v).map(Some).map_err(bad)
+        };
+        for name in numeric {
+            value(name)?;
+        }
+        let (Some(hit), Some(cost)) = (value("hit_rate")?, value("cost_usd")?) else {
+            continue;
+        };
+        figures::check_summary(
+            &format!("{}:{line}", path.display()),
+            hit,
+            cost,
+            value("requests")?,
+            cap,
+        )?;
+    }
+    Ok(())
+}
+
 /// Joins shard outputs into the bytes the unsharded sweep writes: same header, rows in point
 /// order. With `expected` (the grid's size, from the sweep file), checks that every point
 /// 1..=expected is present exactly once; without it, the shards must show themselves complete:
@@ -667,9 +721,14 @@ pub fn merge(
     expected: Option<usize>,
 ) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
     let mut header: Option<(Vec<String>, &Path)> = None;
-    let mut by_point: BTreeMap<usize, (Vec<String>, &Path)> = BTreeMap::new();
+    let mut by_point: BTreeMap<usize, (Vec<String>, &Path, usize)> = BTreeMap::new();
+    let cap = crate::compare::figures::request_cap(
+        &crate::cache::PriceTable::bundled(),
+        &crate::budget::Budget::current(),
+    );
     for (path, text) in inputs {
         let (h, rows) = read_csv(path, text)?;
+        check_rows(path, &h, &rows, cap)?;
         match &header {
             None => header = Some((h, path)),
             Some((first, fp)) if *first != h => {
@@ -690,14 +749,15 @@ pub fn merge(
                     row[0]
                 )
             })?;
-            if let Some((_, other)) = by_point.get(&p) {
+            if let Some((_, other, first)) = by_point.get(&p) {
                 return Err(format!(
-                    "{}: point {p} is also in {}\n  hint: each shard I/N of one sweep holds different points; pass each shard once",
+                    "{}:{first} and {}:{}: both hold point {p}\n  hint: each shard I/N of one sweep holds different points; pass each shard once",
+                    other.display(),
                     path.display(),
-                    other.display()
+                    k + 2
                 ));
             }
-            by_point.insert(p, (row, path));
+            by_point.insert(p, (row, path, k + 2));
         }
     }
     let Some((header, _)) = header else {
@@ -710,7 +770,7 @@ pub fn merge(
     }
     let n = match expected {
         Some(n) => {
-            if let Some((&p, (_, path))) = by_point.iter().find(|(&p, _)| p == 0 || p > n) {
+            if let Some((&p, (_, path, _))) = by_point.iter().find(|(&p, _)| p == 0 || p > n) {
                 return Err(format!(
                     "{}: point {p} is not a point of the sweep's grid (1 to {n})\n  hint: merge shards of this sweep file",
                     path.display()
@@ -744,5 +804,5 @@ pub fn merge(
             }
         ));
     }
-    Ok((header, by_point.into_values().map(|(r, _)| r).collect()))
+    Ok((header, by_point.into_values().map(|(r, _, _)| r).collect()))
 }

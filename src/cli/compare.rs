@@ -143,6 +143,11 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
             .refuse("--current reads figures instead of replaying scenarios")?;
     }
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
+    let cap = compare::figures::request_cap(
+        &prices(args.pricing.as_deref(), args.price.as_ref())?,
+        &crate::budget::Budget::current(),
+    );
+    baseline.check_figures(cap).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(
             "{}: the baseline has no rows\n  hint: save one with `plancache run ... --out DIR`",
@@ -150,7 +155,11 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
         )));
     }
     let current = match &args.current {
-        Some(path) => Dataset::load(path).map_err(CliError::input)?,
+        Some(path) => {
+            let d = Dataset::load(path).map_err(CliError::input)?;
+            d.check_figures(cap).map_err(CliError::input)?;
+            d
+        }
         None => {
             let strategies = strategies(&args.strategy)?;
             let caches = match &args.cache {
