@@ -40,8 +40,8 @@ struct State<'t> {
 
 impl State<'_> {
     /// The line of a key borrowed from the text (None when it had escapes and was copied).
-    fn line(&self, key: &Cow<'_, str>) -> Option<usize> {
-        let Cow::Borrowed(k) = key else { return None };
+    fn line(&self, borrowed: Option<&str>) -> Option<usize> {
+        let k = borrowed?;
         let start = self.text.as_ptr() as usize;
         let at = (k.as_ptr() as usize).checked_sub(start)?;
         (at <= self.text.len()).then(|| self.text[..at].matches('\n').count() + 1)
@@ -121,7 +121,10 @@ impl<'de> Visitor<'de> for Walk<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut seen: BTreeMap<String, Option<usize>> = BTreeMap::new();
         while let Some(KeyText(k)) = map.next_key::<KeyText<'de>>()? {
-            let line = self.state.line(&k);
+            let line = self.state.line(match &k {
+                Cow::Borrowed(b) => Some(*b),
+                Cow::Owned(_) => None,
+            });
             if seen.is_empty() {
                 if let Some(l) = line {
                     self.state.lines.borrow_mut().insert(self.path.clone(), l);
