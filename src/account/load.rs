@@ -75,7 +75,8 @@ pub fn codex_project(path: &std::path::Path) -> Option<String> {
         let kind = v.get("type").and_then(serde_json::Value::as_str);
         if let (Some("session_meta" | "turn_context"), Some(cwd)) = (
             kind,
-            v.pointer("/payload/cwd").and_then(serde_json::Value::as_str),
+            v.pointer("/payload/cwd")
+                .and_then(serde_json::Value::as_str),
         ) {
             return Some(project_label(cwd));
         }
@@ -86,6 +87,12 @@ pub fn codex_project(path: &std::path::Path) -> Option<String> {
 /// A working folder as Claude Code names its project folder.
 pub fn project_label(cwd: &str) -> String {
     cwd.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect()
 }

@@ -139,7 +139,6 @@ fn label(f: &SessionFiles) -> String {
         .map_or_else(|| f.session_id.clone(), |p| p.display().to_string())
 }
 
-
 /// Sessions read in parallel, the ones with at least one request kept (in timeline order: by
 /// first request, then label), with their request times; the rest as failures.
 fn read_all(
@@ -179,10 +178,8 @@ fn read_all(
             Err(e) => failures.push(e),
         }
     }
-    let mut keyed: Vec<(Vec<u64>, load::LoadedSession)> = loaded
-        .into_iter()
-        .map(|l| (l.request_times(), l))
-        .collect();
+    let mut keyed: Vec<(Vec<u64>, load::LoadedSession)> =
+        loaded.into_iter().map(|l| (l.request_times(), l)).collect();
     keyed.sort_by(|(a, x), (b, y)| (a[0], label(&x.files)).cmp(&(b[0], label(&y.files))));
     let (times, loaded) = keyed.into_iter().unzip();
     (loaded, times, failures)
@@ -353,7 +350,11 @@ pub fn run(
         Placed { by_ttl: Vec::new() }
     };
     let ids: Vec<String> = loaded.iter().map(|l| l.files.session_id.clone()).collect();
-    progress.set_message(if opts.predict { "replaying" } else { "adding up" });
+    progress.set_message(if opts.predict {
+        "replaying"
+    } else {
+        "adding up"
+    });
     let tokenizer = Arc::new(Tokenizer::new(Encoding::O200kBase));
     let replayed: Vec<Option<Result<Replayed, String>>> = loaded
         .par_iter()

@@ -191,7 +191,10 @@ mod tests {
         let d = parse_date("--since", "20251001").unwrap();
         assert_eq!(d, parse_date("--since", "2025-10-01").unwrap());
         let e = parse_date("--until", "2025-13-01").unwrap_err().to_string();
-        assert!(e.contains("--until `2025-13-01`") && e.contains("YYYYMMDD"), "{e}");
+        assert!(
+            e.contains("--until `2025-13-01`") && e.contains("YYYYMMDD"),
+            "{e}"
+        );
         assert!(parse_zone("Mars/Olympus").is_err());
         assert_eq!(parse_weekday("Mon").unwrap(), Weekday::Monday);
     }
@@ -202,7 +205,8 @@ mod tests {
         // 2025-09-30 22:30: the previous day, the previous month; 2025-09-30 is a Tuesday, so its
         // week (Sunday start) began 2025-09-28, (Monday start) 2025-09-29.
         let t = 1_759_285_800_000;
-        let ny = Selection::from_flags(Some("America/New_York"), None, None, None, "sunday").unwrap();
+        let ny =
+            Selection::from_flags(Some("America/New_York"), None, None, None, "sunday").unwrap();
         assert_eq!(ny.day_key(t), "2025-09-30");
         assert_eq!(ny.month_key(t), "2025-09");
         assert_eq!(ny.week_key(t), "2025-09-28");
@@ -220,6 +224,9 @@ mod tests {
         )
         .unwrap();
         assert!(!win.in_window(t), "22:30 on Sept 30 in New York");
-        assert!(win.in_window(t + 2 * 3_600_000), "00:30 on Oct 1 in New York");
+        assert!(
+            win.in_window(t + 2 * 3_600_000),
+            "00:30 on Oct 1 in New York"
+        );
     }
 }

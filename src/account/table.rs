@@ -80,7 +80,9 @@ fn row_cells(r: &Row, view: View, sel: &Selection, predicted: bool) -> Vec<Cell>
     let mut c = vec![Cell::new(&r.key)];
     match view {
         View::Session => {
-            c.push(Cell::new(r.projects.iter().cloned().collect::<Vec<_>>().join("\n")));
+            c.push(Cell::new(
+                r.projects.iter().cloned().collect::<Vec<_>>().join("\n"),
+            ));
             c.push(Cell::new(sel.minute_label(r.last_ms)));
         }
         View::Blocks => c.push(Cell::new(sel.minute_label(r.last_ms))),

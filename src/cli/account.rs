@@ -53,8 +53,9 @@ pub struct AccountArgs {
     #[arg(long, short = 'z')]
     pub timezone: Option<String>,
     /// Only sessions of this project (its label as the session view prints it: Claude Code's
-    /// project folder name, a Codex session's working folder spelled the same way).
-    #[arg(long)]
+    /// project folder name, a Codex session's working folder spelled the same way). Such names
+    /// start with `-`: `--project -home-u-repo` works as it is.
+    #[arg(long, allow_hyphen_values = true)]
     pub project: Option<String>,
     /// First day of a week in the weekly view.
     #[arg(long, default_value = "sunday")]
@@ -180,7 +181,10 @@ fn sessions_of(paths: &[PathBuf]) -> Result<Vec<discover::SessionFiles>, CliErro
     let mut ids = HashSet::new();
     let mut out = Vec::new();
     for s in discover::group(&files).map_err(CliError::input)? {
-        if ids.insert((s.kind == discover::TranscriptKind::Codex, s.session_id.clone())) {
+        if ids.insert((
+            s.kind == discover::TranscriptKind::Codex,
+            s.session_id.clone(),
+        )) {
             out.push(s);
         } else {
             eprintln!(
@@ -256,7 +260,11 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         indicatif::ProgressBar::hidden()
     };
     let a = account::run(&sessions, &opts, &env, &bar).map_err(CliError::input)?;
-    let why: Vec<String> = a.failures.iter().map(|f| format!("  {}", f.message)).collect();
+    let why: Vec<String> = a
+        .failures
+        .iter()
+        .map(|f| format!("  {}", f.message))
+        .collect();
     if a.sessions.is_empty() && !a.failures.is_empty() {
         return Err(CliError::input(format!(
             "no session could be replayed:\n{}",
