@@ -417,3 +417,61 @@ fn bad_flags_are_named_with_an_example() {
         assert!(String::from_utf8_lossy(&o.stderr).contains(says), "{a:?}");
     }
 }
+
+/// `--billed-only` reads Claude Code files with a streaming reader that parses only lines with
+/// `"usage"`: on every bundled session (real and hand-made) it bills exactly what the importer
+/// bills, request for request (time, model, usage) and in total.
+#[test]
+fn the_streaming_usage_reader_bills_what_the_importer_bills() {
+    use plancache::account::{billed, load};
+    use plancache::import::discover;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let prices = PriceTable::bundled();
+    let mut checked = 0;
+    for dir in ["real/claude-code", "transcripts"] {
+        for s in discover::discover(&root.join(dir)).expect("discovers") {
+            if s.kind != discover::TranscriptKind::ClaudeCode {
+                continue;
+            }
+            let (Ok(full), Ok(fast)) = (load::load(&s), load::load_billed(&s)) else {
+                continue;
+            };
+            let key = |t: &plancache::import::Transcript| {
+                let mut v: Vec<(u64, String, u64, u64, u64, u64)> = t
+                    .streams
+                    .iter()
+                    .flat_map(|st| st.requests())
+                    .map(|r| {
+                        let u = r.usage;
+                        (
+                            r.first_at_ms,
+                            r.model.clone(),
+                            u.input_tokens,
+                            u.cache_creation_input_tokens,
+                            u.cache_read_input_tokens,
+                            u.output_tokens,
+                        )
+                    })
+                    .collect();
+                v.sort();
+                v
+            };
+            assert_eq!(
+                key(&full.transcript),
+                key(&fast.transcript),
+                "{}",
+                s.label()
+            );
+            let cost = |t| -> f64 {
+                billed::requests(t, &prices, 0.5)
+                    .iter()
+                    .map(|q| q.billed.usd + q.output_usd)
+                    .sum()
+            };
+            let (a, b) = (cost(&full.transcript), cost(&fast.transcript));
+            assert!((a - b).abs() < 1e-9, "{}: {a} vs {b}", s.label());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "{checked} sessions compared");
+}

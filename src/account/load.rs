@@ -96,3 +96,46 @@ pub fn project_label(cwd: &str) -> String {
         })
         .collect()
 }
+
+/// The session's billed requests only (`--billed-only`): Claude Code files through the
+/// streaming usage reader ([`super::usage`]), subagent files as streams named after their file
+/// (as [`read_session`] names them); Codex rollouts through the importer.
+pub fn load_billed(files: &SessionFiles) -> Result<LoadedSession, String> {
+    if files.kind == crate::import::Harness::Codex {
+        return load(files);
+    }
+    let bytes = files
+        .files()
+        .iter()
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .sum();
+    let mut t = match &files.main {
+        Some(m) => super::usage::read(m)?,
+        None => Transcript::default(),
+    };
+    t.name = files.session_id.clone();
+    for path in &files.subagents {
+        let sub = super::usage::read(path)?;
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("agent")
+            .to_string();
+        let n = sub.streams.len();
+        t.lines += sub.lines;
+        for (i, mut s) in sub.streams.into_iter().enumerate() {
+            s.kind = crate::import::StreamKind::Agent;
+            s.name = if n == 1 {
+                stem.clone()
+            } else {
+                format!("{stem}-{}", i + 1)
+            };
+            t.streams.push(s);
+        }
+    }
+    Ok(LoadedSession {
+        files: files.clone(),
+        transcript: t,
+        bytes,
+    })
+}

@@ -26,6 +26,7 @@ pub mod select;
 pub mod synthetic;
 pub mod table;
 pub mod timeline;
+pub mod usage;
 pub mod views;
 pub mod whatif;
 
@@ -143,12 +144,18 @@ fn label(f: &SessionFiles) -> String {
 /// first request, then label), with their request times; the rest as failures.
 fn read_all(
     sessions: &[SessionFiles],
+    billed_only: bool,
     progress: &indicatif::ProgressBar,
 ) -> (Vec<load::LoadedSession>, Vec<Vec<u64>>, Vec<Failure>) {
     let read: Vec<Result<load::LoadedSession, Failure>> = sessions
         .par_iter()
         .map(|f| {
-            let r = load::load(f).map_err(|message| Failure {
+            let r = if billed_only {
+                load::load_billed(f)
+            } else {
+                load::load(f)
+            };
+            let r = r.map_err(|message| Failure {
                 session: label(f),
                 message,
             });
@@ -337,7 +344,7 @@ pub fn run(
     }
     progress.set_length(2 * sessions.len() as u64);
     progress.set_message("reading");
-    let (loaded, times, mut failures) = read_all(sessions, progress);
+    let (loaded, times, mut failures) = read_all(sessions, !opts.predict, progress);
     let sel = &opts.selection;
     let chosen: Vec<bool> = loaded
         .iter()
