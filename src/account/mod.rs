@@ -192,11 +192,15 @@ fn read_all(
     (loaded, times, failures)
 }
 
+/// One TTL's placement: the TTL (`None`: each session's own), warm-from per session, kept warm
+/// per session.
+type Placement = (Option<Ttl>, Vec<Option<usize>>, Vec<bool>);
+
 /// Where each session stands on the account timeline under each TTL in use.
 struct Placed {
     /// (what-if TTL or `None` for each session's own, warm-from per session, kept warm per
     /// session).
-    by_ttl: Vec<(Option<Ttl>, Vec<Option<usize>>, Vec<bool>)>,
+    by_ttl: Vec<Placement>,
 }
 
 impl Placed {
