@@ -502,6 +502,10 @@ fn the_command_writes_the_report_and_names_a_missing_folder() {
     );
     let md = std::fs::read_to_string(out.join("account.md")).unwrap();
     assert!(md.contains("## What if"));
+    // account.md's code spans (`permission-mode`) are <code> in account.html, never backticks.
+    assert!(md.contains("`permission-mode`"));
+    let html = std::fs::read_to_string(out.join("account.html")).unwrap();
+    assert!(html.contains("<code>permission-mode</code>") && !html.contains('`'));
     assert!(md.contains("Cheapest: ") || md.contains("No what-if setting is cheaper"));
     for f in [
         "account.md",
