@@ -92,12 +92,95 @@ struct ModelState {
     seen: SeenPrefixes,
 }
 
+/// (`written_at`, an upper bound of `visible_at`) of each entry of a stream's path, in a
+/// segment tree of (earliest write, latest visibility), so that a walk over the path jumps
+/// straight to the next entry that may have aged out or may not be readable yet.
+#[derive(Debug, Default)]
+struct PathBounds {
+    /// Positions held (the path's length).
+    len: usize,
+    /// Leaves start at `cap` (a power of two); node `k` joins nodes `2k` and `2k + 1`.
+    cap: usize,
+    /// The tree, `2 * cap` nodes.
+    nodes: Vec<(u64, u64)>,
+}
+
+/// A leaf past the end: never needs a look.
+const NO_BOUNDS: (u64, u64) = (u64::MAX, 0);
+
+fn join(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
+    (a.0.min(b.0), a.1.max(b.1))
+}
+
+impl PathBounds {
+    fn push(&mut self, v: (u64, u64)) {
+        if self.len == self.cap {
+            let cap = (self.cap * 2).max(64);
+            let mut nodes = vec![NO_BOUNDS; 2 * cap];
+            nodes[cap..cap + self.len].copy_from_slice(&self.nodes[self.cap..self.cap + self.len]);
+            for k in (1..cap).rev() {
+                nodes[k] = join(nodes[2 * k], nodes[2 * k + 1]);
+            }
+            work::add(cap as u64);
+            self.cap = cap;
+            self.nodes = nodes;
+        }
+        self.len += 1;
+        self.set(self.len - 1, v);
+    }
+
+    fn set(&mut self, i: usize, v: (u64, u64)) {
+        let mut k = self.cap + i;
+        self.nodes[k] = v;
+        while k > 1 {
+            k /= 2;
+            self.nodes[k] = join(self.nodes[2 * k], self.nodes[2 * k + 1]);
+            work::add(1);
+        }
+    }
+
+    fn truncate(&mut self, n: usize) {
+        while self.len > n {
+            self.len -= 1;
+            self.set(self.len, NO_BOUNDS);
+        }
+    }
+
+    /// The first position from `from` on whose bounds `look` says need a look (`look` of a
+    /// join must hold when it holds for either part).
+    fn first_from(&self, from: usize, look: &impl Fn((u64, u64)) -> bool) -> Option<usize> {
+        (from < self.len)
+            .then(|| self.find(1, (0, self.cap), from, look))
+            .flatten()
+            .filter(|&i| i < self.len)
+    }
+
+    fn find(
+        &self,
+        k: usize,
+        (lo, hi): (usize, usize),
+        from: usize,
+        look: &impl Fn((u64, u64)) -> bool,
+    ) -> Option<usize> {
+        if hi <= from || !look(self.nodes[k]) {
+            return None;
+        }
+        work::add(1);
+        if hi - lo == 1 {
+            return Some(lo);
+        }
+        let mid = (lo + hi) / 2;
+        self.find(2 * k, (lo, mid), from, look)
+            .or_else(|| self.find(2 * k + 1, (mid, hi), from, look))
+    }
+}
+
 /// A stream's cursor and its path: the leading `path` units of the cursor's block hashes are
 /// entries of model `model` that this stream last touched (hit or stored) at `touched_at`.
 /// Instead of stamping every unit of the path on every request, the touch is kept here and
 /// counts into the last use of each entry the path holds (the later of the entry's own stamp
 /// and the touches of the paths holding it); the stream stamps the entries its path lets go,
-/// and a store that writes an expired entry anew cuts every path holding it first.
+/// and a store that writes an expired entry anew cuts every other path holding it first.
 #[derive(Debug, Default)]
 struct StreamState {
     /// The stream's previous segments, their hashes and unit hashes.
@@ -108,10 +191,19 @@ struct StreamState {
     path: usize,
     /// Latest touch of the path.
     touched_at: u64,
-    /// Upper bound of the `visible_at` of the path's entries.
-    path_vis: u64,
-    /// Lower bound of the `written_at` of the path's entries.
-    path_written: u64,
+    /// Write time and readability bound of each entry of the path.
+    bounds: PathBounds,
+}
+
+impl StreamState {
+    /// Shortens the path to `len` units, stamping its touch on the entries it lets go.
+    fn cut(&mut self, units: &mut HashKeyed<u64, Entry>, len: usize) {
+        if len < self.path {
+            stamp(units, self, len..self.path);
+            self.path = len;
+            self.bounds.truncate(len);
+        }
+    }
 }
 
 /// The cache's stream states and one model's entries, borrowed apart from each other.
@@ -130,19 +222,15 @@ fn stamp(units: &mut HashKeyed<u64, Entry>, st: &StreamState, range: std::ops::R
     }
 }
 
-/// Makes `[0, len)` of `st`'s units its path, touched at `now` (the touches it already holds
-/// stay counted: stamped where the new touch does not cover them).
-fn retouch(units: &mut HashKeyed<u64, Entry>, st: &mut StreamState, len: usize, now: u64) {
-    if now < st.touched_at {
-        stamp(units, st, 0..st.path);
-    } else if len < st.path {
-        stamp(units, st, len..st.path);
-    }
-    st.path = len;
-    st.touched_at = now;
-}
-
 impl Parts<'_> {
+    fn idle(&self) -> u64 {
+        self.config.idle_ttl.as_millis() as u64
+    }
+
+    fn max_age(&self) -> u64 {
+        self.config.max_age.as_millis() as u64
+    }
+
     /// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
     /// touches of every path holding it.
     fn last_used(&self, st: &StreamState, e: &Entry, p: usize, h: u64) -> u64 {
@@ -163,38 +251,28 @@ impl Parts<'_> {
     /// Whether entry `e` (unit `p` of `st`, hash `h`) has neither idled out nor aged out at
     /// `now`.
     fn unexpired(&self, st: &StreamState, e: &Entry, p: usize, h: u64, now: u64) -> bool {
-        let idle = self.config.idle_ttl.as_millis() as u64;
-        now.saturating_sub(e.written_at) <= self.config.max_age.as_millis() as u64
-            && (now.saturating_sub(e.last_used) <= idle
-                || now.saturating_sub(self.last_used(st, e, p, h)) <= idle)
+        now.saturating_sub(e.written_at) <= self.max_age()
+            && (now.saturating_sub(e.last_used) <= self.idle()
+                || now.saturating_sub(self.last_used(st, e, p, h)) <= self.idle())
     }
 
-    /// Whether every entry of `st`'s path is unexpired at `now`, without looking at them: the
-    /// path's touch and its oldest write are recent enough (no entry of a path is written anew
-    /// while the path holds it).
-    fn path_unexpired(&self, st: &StreamState, now: u64) -> bool {
-        st.path > 0
-            && now.saturating_sub(st.touched_at) <= self.config.idle_ttl.as_millis() as u64
-            && now.saturating_sub(st.path_written) <= self.config.max_age.as_millis() as u64
-    }
-
-    /// Before entry `h`, unit `p` of `model`, is written anew: every path holding it (`st`'s
-    /// included) ends before it, its touch stamped on the entries it lets go.
-    fn cut_paths(&mut self, st: &mut StreamState, p: usize, h: u64) {
-        let holds = |o: &StreamState| {
-            work::add(1);
-            o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h
-        };
-        if holds(st) {
-            stamp(self.units, st, p..st.path);
-            st.path = p;
+    /// How far into `st`'s path the entries are known not to have idled out at `now` without
+    /// looking at them: all of it while the path's touch is recent, else none.
+    fn fresh_path(&self, st: &StreamState, now: u64, len: usize) -> usize {
+        if now.saturating_sub(st.touched_at) <= self.idle() {
+            st.path.min(len)
+        } else {
+            0
         }
-        let model = &st.model;
+    }
+
+    /// Before entry `h`, unit `p` of `st`'s model, is written anew: every other path holding
+    /// it ends before it.
+    fn cut_others(&mut self, st: &StreamState, p: usize, h: u64) {
         for o in self.streams.values_mut() {
             work::add(1);
-            if o.path > p && same_name(&o.model, model) && o.auto.blocks()[p] == h {
-                stamp(self.units, o, p..o.path);
-                o.path = p;
+            if o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h {
+                o.cut(self.units, p);
             }
         }
     }
@@ -252,9 +330,10 @@ impl UnitPrefixCache {
         let mut st = std::mem::take(self.streams.stream(&req.stream));
         if !same_name(&st.model, &req.model) {
             if let Some(state) = self.models.get_mut(&st.model) {
-                stamp(&mut state.units, &st, 0..st.path);
+                st.cut(&mut state.units, 0);
             }
             st.path = 0;
+            st.bounds.truncate(0);
             st.model = req.model.clone();
         }
         let mut dropped = Vec::new();
@@ -269,6 +348,7 @@ impl UnitPrefixCache {
                 }
             }
             st.path = kept;
+            st.bounds.truncate(kept);
         }
         (st, adv)
     }
@@ -321,14 +401,13 @@ impl CacheModel for UnitPrefixCache {
             return outcome;
         }
         st.auto.block_hashes(unit as usize);
-        let (parts, seen_records) = self.parts(&req.model);
-        let (live_units, in_flight, bounds) = parts.live_prefix(&st, now);
+        let (mut parts, seen_records) = self.parts(&req.model);
+        let (live_units, in_flight, tail) = parts.live_prefix(&mut st, now);
         let live = live_units as u64 * unit;
         let cached = if live >= min { live } else { 0 };
         if cached > 0 {
             // A hit refreshes the units it read: they become the path, touched now.
-            retouch(parts.units, &mut st, live_units, now);
-            (st.path_vis, st.path_written) = bounds;
+            parts.retouch(&mut st, live_units, now, tail);
         }
         outcome.cached_tokens = cached;
         if prompt >= min {
@@ -392,97 +471,149 @@ impl CacheModel for UnitPrefixCache {
 }
 
 impl Parts<'_> {
+    /// Whether unit `p` of `st` (hash `h`) is cached and live at `now`, and its entry.
+    fn live_at(&self, st: &StreamState, p: usize, now: u64) -> (bool, Option<Entry>) {
+        let h = st.auto.blocks()[p];
+        match self.units.get(&h) {
+            Some(e) => (
+                e.visible_at <= now && self.unexpired(st, e, p, h, now),
+                Some(*e),
+            ),
+            None => (false, None),
+        }
+    }
+
     /// The leading units of `st`'s cursor that are live at `now`; whether the unit after them
     /// is cached but still being built (`Some(true)`), cached and expired (`Some(false)`) or
-    /// absent (`None`); and bounds of the live units' (`visible_at`, `written_at`). The stream's
-    /// path is live as a whole while its touch is recent and every entry of it readable: only
-    /// the units past it are probed.
-    fn live_prefix(&self, st: &StreamState, now: u64) -> (usize, Option<bool>, (u64, u64)) {
-        let hashes = st.auto.blocks();
-        let from = if self.path_unexpired(st, now) && st.path_vis <= now {
-            st.path.min(hashes.len())
-        } else {
-            0
-        };
-        let mut live = from;
-        while let Some(e) = hashes.get(live).and_then(|h| self.units.get(h)) {
-            if e.visible_at > now || !self.unexpired(st, e, live, hashes[live], now) {
+    /// absent (`None`); and the bounds of the live units past the stream's path. Within the
+    /// path (while its touch is recent) only the entries whose bounds say they may have aged
+    /// out or not be readable are looked at; past it, every unit.
+    fn live_prefix(
+        &mut self,
+        st: &mut StreamState,
+        now: u64,
+    ) -> (usize, Option<bool>, Vec<(u64, u64)>) {
+        let len = st.auto.blocks().len();
+        let fresh = self.fresh_path(st, now, len);
+        let max_age = self.max_age();
+        let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > now;
+        let mut live = 0;
+        let mut tail = Vec::new();
+        let mut stopped = None;
+        while live < fresh {
+            let Some(f) = st.bounds.first_from(live, &look).filter(|&f| f < fresh) else {
+                live = fresh;
                 break;
+            };
+            match self.live_at(st, f, now) {
+                (true, Some(e)) => {
+                    st.bounds.set(f, (e.written_at, e.visible_at));
+                    live = f + 1;
+                }
+                (_, e) => {
+                    live = f;
+                    stopped = Some(e);
+                    break;
+                }
             }
-            live += 1;
         }
-        let next = hashes
-            .get(live)
-            .and_then(|h| self.units.get(h))
-            .map(|e| e.visible_at > now);
-        // Bounds of the readable units, for the path the hit makes of them.
-        let (mut vis, mut written) = if from > 0 {
-            (st.path_vis, st.path_written)
-        } else {
-            (0, u64::MAX)
+        let next = match stopped {
+            Some(e) => e.map(|e| e.visible_at > now),
+            None => loop {
+                if live >= len {
+                    break None;
+                }
+                match self.live_at(st, live, now) {
+                    (true, Some(e)) => {
+                        tail.push((e.written_at, e.visible_at));
+                        live += 1;
+                    }
+                    (_, e) => break e.map(|e| e.visible_at > now),
+                }
+            },
         };
-        for h in &hashes[from..live] {
-            let e = &self.units[h];
-            vis = vis.max(e.visible_at);
-            written = written.min(e.written_at);
+        if fresh == 0 {
+            // The path's bounds were not used: the live units' bounds are all in `tail`.
+            st.cut(self.units, 0);
         }
-        (live, next, (vis, written))
+        (live, next, tail)
+    }
+
+    /// Makes `[0, len)` of `st`'s units its path, touched at `now` (the touches it already
+    /// holds stay counted: stamped where the new touch does not cover them); `tail` holds the
+    /// bounds of the units past the current path.
+    fn retouch(&mut self, st: &mut StreamState, len: usize, now: u64, tail: Vec<(u64, u64)>) {
+        if now < st.touched_at {
+            stamp(self.units, st, 0..st.path);
+        }
+        st.cut(self.units, len);
+        let from = st.path;
+        for b in tail.into_iter().take(len.saturating_sub(from)) {
+            st.bounds.push(b);
+        }
+        st.path = len;
+        st.touched_at = now;
+    }
+
+    /// Stores unit `i` of `st` (hash `h`), readable from `r`, at `now`: an unexpired entry is
+    /// refreshed (readable from the earlier time, used now), an expired or missing one written
+    /// anew. Returns the entry's bounds.
+    fn write_one(&mut self, st: &StreamState, i: usize, r: u64, now: u64) -> (u64, u64) {
+        let h = st.auto.blocks()[i];
+        let kept = match self.units.get(&h) {
+            Some(e) => self.unexpired(st, e, i, h, now).then_some(*e),
+            None => None,
+        };
+        let e = match kept {
+            Some(mut e) => {
+                e.visible_at = e.visible_at.min(r);
+                e.last_used = e.last_used.max(now);
+                e
+            }
+            None => {
+                if self.units.contains_key(&h) {
+                    self.cut_others(st, i, h);
+                }
+                Entry {
+                    visible_at: r,
+                    written_at: r,
+                    last_used: r,
+                }
+            }
+        };
+        self.units.insert(h, e);
+        (e.written_at, e.visible_at)
     }
 
     /// Stores the units of `st`'s cursor (the first `prompt_units` readable from `ready.0`, the
-    /// rest from `ready.1`) at `now`: an unexpired entry is refreshed (readable from the earlier
-    /// of the two times, used now), an expired or missing one written anew. The units of the
-    /// stream's path are refreshed by touching it, unless their refresh would move them.
+    /// rest from `ready.1`) at `now`. Within the stream's path (while its touch is recent) only
+    /// the entries whose bounds say they may have aged out or be readable later than `ready.0`
+    /// are looked at: the others' refresh is the path's new touch.
     fn write(&mut self, st: &mut StreamState, prompt_units: usize, ready: (u64, u64), now: u64) {
         let len = st.auto.blocks().len();
-        // A touch at `now` may stand for the entries' own stamps when written entries are not
-        // stamped later than `now` would say (they are stamped `ready`).
-        let lazy = ready.0 >= now && ready.1 >= now;
-        let from = if lazy && self.path_unexpired(st, now) && st.path_vis <= ready.0 {
-            st.path.min(len)
-        } else {
-            0
-        };
-        let (mut vis, mut written) = if from > 0 {
-            (st.path_vis, st.path_written)
-        } else {
-            (0, u64::MAX)
-        };
-        for i in from..len {
-            let h = st.auto.blocks()[i];
-            let r = if i < prompt_units { ready.0 } else { ready.1 };
-            let kept = match self.units.get(&h) {
-                Some(e) => self.unexpired(st, e, i, h, now).then_some(*e),
-                None => None,
-            };
-            let e = match kept {
-                Some(mut e) => {
-                    e.visible_at = e.visible_at.min(r);
-                    e.last_used = e.last_used.max(now);
-                    e
-                }
-                None => {
-                    if self.units.contains_key(&h) {
-                        self.cut_paths(st, i, h);
-                    }
-                    Entry {
-                        visible_at: r,
-                        written_at: r,
-                        last_used: r,
-                    }
-                }
-            };
-            self.units.insert(h, e);
-            vis = vis.max(e.visible_at);
-            written = written.min(e.written_at);
+        // A touch at `now` may stand for the entries' own stamps when it is the stream's
+        // latest and written entries are not stamped later than `now` would say (they are
+        // stamped `ready`); otherwise every entry is stamped itself.
+        let lazy = ready.0 >= now && ready.1 >= now && now >= st.touched_at;
+        if !lazy {
+            st.cut(self.units, 0);
         }
+        let fresh = self.fresh_path(st, now, len);
+        let max_age = self.max_age();
+        let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > ready.0;
+        let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
+        let mut i = 0;
+        while let Some(f) = st.bounds.first_from(i, &look).filter(|&f| f < fresh) {
+            let b = self.write_one(st, f, at(f), now);
+            st.bounds.set(f, b);
+            i = f + 1;
+        }
+        let tail: Vec<(u64, u64)> = (fresh..len)
+            .map(|i| self.write_one(st, i, at(i), now))
+            .collect();
         if lazy {
-            retouch(self.units, st, len, now);
-            st.path_vis = vis;
-            st.path_written = written;
-        } else {
-            stamp(self.units, st, 0..st.path);
-            st.path = 0;
+            st.cut(self.units, fresh);
+            self.retouch(st, len, now, tail);
         }
     }
 }
