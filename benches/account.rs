@@ -2,7 +2,8 @@
 //! harness's setting and the what-if grid. The full-size target (1,000 session files, ~120 MB,
 //! < 10 s on 2 cores, < 500 MB) is measured with the `account_folder` example
 //! (`cargo run --release --example account_folder`); this bench keeps a smaller folder so a
-//! quick run stays short: 70 sessions (ten copies of each bundled transcript).
+//! quick run stays short: 70 sessions (ten copies of each bundled transcript). The billed view
+//! (`--billed-only`: no replay) is measured beside the full run on the same folder.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -57,6 +58,10 @@ fn bench(c: &mut Criterion) {
         whatif::parse_keepalive("4m30s", Duration::from_secs(3600)).expect("interval"),
     ];
     let harness_only = AccountOptions::default();
+    let billed_only = AccountOptions {
+        predict: false,
+        ..AccountOptions::default()
+    };
     let grid = AccountOptions {
         whatif: whatif::grid(&strategies, &[Ttl::FiveMinutes, Ttl::OneHour], &keepalives),
         ..AccountOptions::default()
@@ -65,6 +70,13 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("account");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(written.bytes));
+    // The billed view (ccusage's figures: read, group, price; no replay), then the daily table.
+    g.bench_function("70 sessions, billed only + daily table", |b| {
+        b.iter(|| {
+            let a = account::run(&sessions, &billed_only, &env, &bar).expect("runs");
+            account::table::render(&a, account::views::View::Daily)
+        })
+    });
     g.bench_function("70 sessions, harness setting", |b| {
         b.iter(|| account::run(&sessions, &harness_only, &env, &bar).expect("runs"))
     });

@@ -13,6 +13,9 @@ use std::path::Path;
 use crate::engine::RunReport;
 use crate::metrics::{RequestRow, SummaryRow};
 
+pub mod figures;
+mod strict_json;
+
 /// (scenario, strategy, cache).
 pub type Key = (String, String, String);
 
@@ -40,6 +43,10 @@ pub struct Dataset {
     pub points: BTreeMap<Key, Point>,
     /// Break reasons per key; None when the source had no per-request rows.
     pub breaks: Option<BTreeMap<Key, Vec<BreakRecord>>>,
+    /// Where each point was read (`file:line`), for messages; empty for a fresh run.
+    pub places: BTreeMap<Key, String>,
+    /// Requests per point, where the file gives them (bounds the cost a replay can produce).
+    pub requests: BTreeMap<Key, f64>,
 }
 
 fn round_trip(s: &str) -> f64 {
@@ -75,6 +82,26 @@ impl Dataset {
                 recomputed_tokens: s.recomputed_tokens as f64,
             },
         );
+    }
+
+    /// Refuses figures no replay can produce: a hit rate above 1, or a cost above `cap` (the
+    /// most one request can cost, [`figures::request_cap`]) times the point's requests.
+    pub fn check_figures(&self, cap: f64) -> Result<(), String> {
+        for (key, p) in &self.points {
+            let place = self
+                .places
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| self.source.clone());
+            figures::check_summary(
+                &format!("{place} ({} / {} / {})", key.0, key.1, key.2),
+                p.hit_rate,
+                p.cost_usd,
+                self.requests.get(key).copied(),
+                cap,
+            )?;
+        }
+        Ok(())
     }
 
     /// Loads `summary.csv` (plus `requests.csv` beside it), `run.json`, or a directory holding
@@ -142,6 +169,16 @@ impl<'a> Table<'a> {
             .iter()
             .map(String::from)
             .collect();
+        for (i, h) in header.iter().enumerate() {
+            if let Some(j) = header[..i].iter().position(|x| x == h) {
+                return Err(format!(
+                    "{}: line 1: column `{h}` is given twice (columns {} and {}); a gate cannot tell which value is meant\n  hint: {hint}",
+                    path.display(),
+                    j + 1,
+                    i + 1
+                ));
+            }
+        }
         for c in required {
             if !header.iter().any(|h| h == c) {
                 return Err(format!(
@@ -183,15 +220,7 @@ impl<'a> Table<'a> {
 /// with everything, so a NaN baseline would pass every check, and an infinite one would
 /// allow any worsening.
 fn finite(v: f64) -> Result<f64, &'static str> {
-    if v.is_nan() {
-        Err("is not a number (NaN would pass every check)")
-    } else if v.is_infinite() {
-        Err("is infinite (it would allow any worsening)")
-    } else if v < 0.0 {
-        Err("is negative; figures are at least 0")
-    } else {
-        Ok(v)
-    }
+    figures::non_negative(v)
 }
 
 const SUMMARY_HINT: &str =
@@ -234,15 +263,19 @@ fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, String> {
             ttft_ms: t.num(*line, rec, "ttft_ms")?,
             recomputed_tokens: t.num(*line, rec, "recomputed_tokens")?,
         };
-        if d.points.insert(key.clone(), p).is_some() {
+        let place = format!("{}:{line}", path.display());
+        if let Some(first) = d.places.get(&key) {
             return Err(format!(
-                "{}: line {line}: duplicate row for {} / {} / {}",
-                path.display(),
-                key.0,
-                key.1,
-                key.2
+                "{first} and {place}: two rows for {} / {} / {}; a gate cannot tell which is meant\n  hint: regenerate the file with `plancache run --out DIR`",
+                key.0, key.1, key.2
             ));
         }
+        if t.header.iter().any(|h| h == "requests") {
+            d.requests
+                .insert(key.clone(), t.num(*line, rec, "requests")?);
+        }
+        d.places.insert(key.clone(), place);
+        d.points.insert(key, p);
     }
     Ok(d)
 }
@@ -281,6 +314,7 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
             path.display()
         )
     };
+    let lines = strict_json::walk(text).map_err(bad)?;
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
     let summary = v
@@ -309,12 +343,28 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
         let hit = n_field(o, "hit_rate", i, "summary")?;
         let cost = n_field(o, "cost_usd", i, "summary")?;
         let ttft = n_field(o, "ttft_ms", i, "summary")?;
+        let key = (
+            s_field(o, "scenario", i)?,
+            s_field(o, "strategy", i)?,
+            s_field(o, "cache", i)?,
+        );
+        let place = match lines.get(&format!("summary[{i}]")) {
+            Some(l) => format!("{}:{l}", path.display()),
+            None => format!("{}: summary[{i}]", path.display()),
+        };
+        if let Some(first) = d.places.get(&key) {
+            return Err(format!(
+                "{first} and {place}: two rows for {} / {} / {}; a gate cannot tell which is meant\n  hint: pass the run.json written by `plancache run --format json --out DIR`",
+                key.0, key.1, key.2
+            ));
+        }
+        if o.get("requests").is_some() {
+            d.requests
+                .insert(key.clone(), n_field(o, "requests", i, "summary")?);
+        }
+        d.places.insert(key.clone(), place);
         d.points.insert(
-            (
-                s_field(o, "scenario", i)?,
-                s_field(o, "strategy", i)?,
-                s_field(o, "cache", i)?,
-            ),
+            key,
             Point {
                 hit_rate: round_trip(&format!("{hit:.4}")),
                 cost_usd: round_trip(&format!("{cost:.6}")),
@@ -545,6 +595,20 @@ pub struct Thresholds {
     pub hit_rate_drop: Option<Limit>,
     pub cost_increase: Option<Limit>,
     pub ttft_increase: Option<Limit>,
+    /// The limits as the user wrote them (`1%` stays `1%`), by metric, echoed in the summaries;
+    /// a metric without one is shown from its parsed value.
+    pub given: BTreeMap<&'static str, String>,
+}
+
+impl Thresholds {
+    /// How the limit on `metric` is shown: as given, else its parsed value.
+    pub fn show(&self, metric: Metric, limit: Option<Limit>) -> String {
+        match (self.given.get(metric.name()), limit) {
+            (_, None) => "not checked".to_string(),
+            (Some(text), Some(_)) => text.clone(),
+            (None, Some(l)) => l.to_string(),
+        }
+    }
 }
 
 /// One checked figure.
@@ -581,9 +645,18 @@ pub struct Outcome {
     pub added: Vec<Key>,
     /// Rules that matched no scenario x cache holding both strategies.
     pub unmatched_rules: Vec<String>,
+    /// Baseline points absent from the current run that `--allow-missing` lets pass (listed,
+    /// not counted as violations).
+    pub missing_allowed: Vec<Key>,
 }
 
 impl Outcome {
+    /// Moves the missing points to `missing_allowed` (`--allow-missing`: gating a subset of
+    /// the baseline's scenarios).
+    pub fn allow_missing(&mut self) {
+        self.missing_allowed.append(&mut self.missing);
+    }
+
     pub fn failures(&self) -> usize {
         self.checks.iter().filter(|c| c.failed).count()
             + self.rules.iter().filter(|r| r.failed).count()
@@ -736,7 +809,6 @@ pub fn markdown(
             if n == 1 { "" } else { "s" }
         );
     }
-    let show = |l: Option<Limit>| l.map_or("not checked".to_string(), |l| l.to_string());
     let _ = writeln!(
         s,
         "Baseline `{}` ({} points), current `{}` ({} points). Limits: hit-rate drop {}, cost increase {}, TTFT increase {}.\n",
@@ -744,9 +816,9 @@ pub fn markdown(
         baseline.points.len(),
         current.source,
         current.points.len(),
-        show(t.hit_rate_drop),
-        show(t.cost_increase),
-        show(t.ttft_increase)
+        t.show(Metric::HitRate, t.hit_rate_drop),
+        t.show(Metric::Cost, t.cost_increase),
+        t.show(Metric::Ttft, t.ttft_increase)
     );
     let failed: Vec<&Check> = outcome.checks.iter().filter(|c| c.failed).collect();
     if !failed.is_empty() {
@@ -756,7 +828,7 @@ pub fn markdown(
                 s,
                 "{} {} | {} |",
                 check_cells(c),
-                c.limit,
+                t.show(c.metric, Some(c.limit)),
                 md_cell(&break_note(&c.key, baseline, current))
             );
         }
@@ -765,6 +837,13 @@ pub fn markdown(
     if !outcome.missing.is_empty() {
         s.push_str("### Missing from the current run\n\n");
         for k in &outcome.missing {
+            let _ = writeln!(s, "- {} / {} / {}", k.0, k.1, k.2);
+        }
+        s.push('\n');
+    }
+    if !outcome.missing_allowed.is_empty() {
+        s.push_str("### Not in the current run (allowed by --allow-missing)\n\n");
+        for k in &outcome.missing_allowed {
             let _ = writeln!(s, "- {} / {} / {}", k.0, k.1, k.2);
         }
         s.push('\n');
@@ -808,6 +887,113 @@ pub fn markdown(
     }
     s.push_str("\n</details>\n");
     s
+}
+
+/// One line per violation, then the verdict (`--quiet`).
+pub fn quiet(outcome: &Outcome, baseline: &Dataset, t: &Thresholds) -> String {
+    let mut s = String::new();
+    for c in outcome.checks.iter().filter(|c| c.failed) {
+        let _ = writeln!(
+            s,
+            "FAIL {} / {} / {}: {} {} -> {} ({}{}), limit {}",
+            c.key.0,
+            c.key.1,
+            c.key.2,
+            c.metric.name(),
+            c.metric.show(c.baseline),
+            c.metric.show(c.current),
+            c.metric.show_delta(c.current - c.baseline),
+            pct_change(c.baseline, c.current),
+            t.show(c.metric, Some(c.limit))
+        );
+    }
+    for r in outcome.rules.iter().filter(|r| r.failed) {
+        let _ = writeln!(
+            s,
+            "FAIL {} / {}: rule `{}`: {} vs {}",
+            r.scenario,
+            r.cache,
+            r.rule,
+            r.metric.show(r.a),
+            r.metric.show(r.b)
+        );
+    }
+    for r in &outcome.unmatched_rules {
+        let _ = writeln!(
+            s,
+            "FAIL rule `{r}`: no scenario x cache has both strategies"
+        );
+    }
+    for k in &outcome.missing {
+        let _ = writeln!(
+            s,
+            "FAIL {} / {} / {}: missing from the current run",
+            k.0, k.1, k.2
+        );
+    }
+    let n = outcome.failures();
+    let checked = outcome.checks.len() + outcome.rules.len();
+    let allowed = if outcome.missing_allowed.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", {} baseline point(s) not run (allowed)",
+            outcome.missing_allowed.len()
+        )
+    };
+    let _ = writeln!(
+        s,
+        "plancache compare: {} ({checked} check(s), {n} violation(s){allowed}) against {}",
+        if n == 0 { "passed" } else { "FAILED" },
+        baseline.source
+    );
+    s
+}
+
+/// The outcome as JSON (`--json`): the verdict, the limits as given, every check and rule, and
+/// the missing and added points.
+pub fn json(outcome: &Outcome, baseline: &Dataset, current: &Dataset, t: &Thresholds) -> String {
+    use serde_json::json;
+    let key = |k: &Key| json!({"scenario": k.0, "strategy": k.1, "cache": k.2});
+    let checks: Vec<serde_json::Value> = outcome
+        .checks
+        .iter()
+        .map(|c| {
+            json!({
+                "scenario": c.key.0, "strategy": c.key.1, "cache": c.key.2,
+                "metric": c.metric.name(), "baseline": c.baseline, "current": c.current,
+                "limit": t.show(c.metric, Some(c.limit)), "failed": c.failed,
+            })
+        })
+        .collect();
+    let rules: Vec<serde_json::Value> = outcome
+        .rules
+        .iter()
+        .map(|r| {
+            json!({
+                "rule": r.rule, "scenario": r.scenario, "cache": r.cache,
+                "metric": r.metric.name(), "a": r.a, "b": r.b, "failed": r.failed,
+            })
+        })
+        .collect();
+    let v = json!({
+        "passed": outcome.passed(),
+        "violations": outcome.failures(),
+        "baseline": {"source": baseline.source, "points": baseline.points.len()},
+        "current": {"source": current.source, "points": current.points.len()},
+        "limits": {
+            "hit_rate_drop": t.show(Metric::HitRate, t.hit_rate_drop),
+            "cost_increase": t.show(Metric::Cost, t.cost_increase),
+            "ttft_increase": t.show(Metric::Ttft, t.ttft_increase),
+        },
+        "checks": checks,
+        "rules": rules,
+        "unmatched_rules": outcome.unmatched_rules,
+        "missing": outcome.missing.iter().map(key).collect::<Vec<_>>(),
+        "missing_allowed": outcome.missing_allowed.iter().map(key).collect::<Vec<_>>(),
+        "added": outcome.added.iter().map(key).collect::<Vec<_>>(),
+    });
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
 
 /// The distinct cache models of a dataset, in key order.

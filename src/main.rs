@@ -1,10 +1,11 @@
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
 fn main() -> ExitCode {
-    restore_default_sigpipe();
+    plancache::cli::output::watch_closed_stdout(STDOUT_CLOSED_AT_START.load(Ordering::SeqCst));
     quiet_output_error_panics();
     let outcome = std::panic::catch_unwind(|| {
         let cli = match plancache::cli::Cli::try_parse() {
@@ -28,6 +29,12 @@ fn main() -> ExitCode {
     };
     // Buffered standard output is flushed here, where an error can still change the exit code.
     let flushed = std::io::stdout().flush();
+    // A closed standard output (`>&-`) that was printed to, or a pipe closed by its reader
+    // (SIGPIPE is left ignored, so the write fails with EPIPE): exit 2, not 0 or a signal.
+    let result = match (result, plancache::cli::output::closed_stdout_error()) {
+        (Ok(_), Some(e)) => Err(e),
+        (r, _) => r,
+    };
     // A signal that arrived once the work was complete changes nothing; one that stopped it ends
     // with 128 + its number, as a shell reports a killed process.
     if let (Some(sig), Err(_)) = (plancache::signals::received(), &result) {
@@ -84,13 +91,21 @@ fn quiet_output_error_panics() {
     }));
 }
 
-/// Rust ignores SIGPIPE, so printing into a closed pipe (`plancache check | head`) would fail with
-/// an error on every write; the default action ends the process quietly, as command-line tools do.
-fn restore_default_sigpipe() {
-    #[cfg(unix)]
-    // SAFETY: called once at start-up, before any other thread exists; only resets a signal
-    // disposition to its default.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+/// Whether descriptor 1 was closed when the process started (`plancache run ... >&-`), seen
+/// by [`CHECK_STDOUT`] before Rust's runtime opens `/dev/null` there.
+static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+/// Runs from `.init_array`, before the Rust runtime's start-up replaces closed standard
+/// descriptors.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static CHECK_STDOUT: extern "C" fn() = {
+    extern "C" fn check() {
+        // SAFETY: F_GETFD only queries the descriptor's flags.
+        if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+            STDOUT_CLOSED_AT_START.store(true, Ordering::SeqCst);
+        }
     }
-}
+    check
+};

@@ -24,6 +24,11 @@
 //! generator parameter (`scenario::GeneratorParams`: `exploration_rounds`, `tool_tokens`,
 //! `review_wait`, `model` for the model and hence its prices, ...). A grid without `strategy` sweeps `compare.a` and `compare.b`; a grid
 //! without `cache` uses the default cache model.
+//!
+//! The generator axis `clear_context = [false, true]` (the plan approved with "clear context
+//! and implement") with an `implementation_turns` axis answers when clearing pays for itself:
+//! [`clear_context_break_even`] finds, per combination of the other axes, the fewest requests
+//! after approval from which clearing costs no more than keeping the history.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -40,12 +45,20 @@ use crate::prompt::{Encoding, Tokenizer, Ttl};
 use crate::scenario::{generate, parse_keepalive, to_toml, GeneratorParams, Session};
 use crate::strategy::{self, Strategy};
 
+pub mod files;
+
 /// Axes the replay consumes; every other axis goes to the scenario generator.
 pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl", "keepalive"];
 
 /// Builds the session a point replays from its generator parameters.
 pub trait ScenarioSource: Sync {
     fn session(&self, params: &toml::Table) -> Result<Session, String>;
+
+    /// Whether the source also takes this replay-option axis among its parameters (scenario
+    /// files apply `keepalive` to their TOML before loading, so load-time checks see it).
+    fn takes(&self, _axis: &str) -> bool {
+        false
+    }
 }
 
 impl<F> ScenarioSource for F
@@ -107,6 +120,14 @@ pub struct Sweep {
     points: usize,
     /// Keep points whose requests exceed the model's context window (refused by default).
     pub allow_over_context: bool,
+    /// The `--cache-config` file's table, under cache-config field axes (`anthropic.message_ttl`)
+    /// of sweeps over scenario files; empty otherwise.
+    pub cache_config: toml::Table,
+}
+
+/// Axes that are columns of the summary, not of their own (`scenario`, `strategy`, `cache`).
+fn summary_axis(name: &str) -> bool {
+    name == "strategy" || name == "cache" || name == files::SCENARIO_AXIS
 }
 
 /// Largest grid a sweep file may describe unless `--max-points` says otherwise: each point is a
@@ -277,6 +298,7 @@ impl Sweep {
             axes,
             points,
             allow_over_context: false,
+            cache_config: toml::Table::new(),
         })
     }
 
@@ -307,7 +329,7 @@ impl Sweep {
         h.extend(
             self.axes
                 .iter()
-                .filter(|a| a.name != "strategy" && a.name != "cache")
+                .filter(|a| !summary_axis(&a.name))
                 .map(|a| a.name.clone()),
         );
         h.extend(SUMMARY_COLUMNS.iter().map(|s| s.to_string()));
@@ -327,21 +349,28 @@ impl Sweep {
         let mut cache_name = String::new();
         let mut keepalive = None;
         let mut env = env.clone();
+        let fields: Vec<(&str, &toml::Value)> = self
+            .axes
+            .iter()
+            .zip(&values)
+            .filter(|(a, _)| files::is_cache_field(&a.name))
+            .map(|(a, v)| (a.name.as_str(), *v))
+            .collect();
+        if !fields.is_empty() {
+            env.caches = files::cache_config_with(&self.cache_config, &fields)?;
+        }
         let mut cells = vec![(index + 1).to_string()];
         for (axis, v) in self.axes.iter().zip(&values) {
+            if source.takes(&axis.name) {
+                params.insert(axis.name.clone(), (*v).clone());
+            }
             match axis.name.as_str() {
                 "strategy" => strategy_name = show(v),
                 "cache" => cache_name = show(v),
+                files::SCENARIO_AXIS => {}
+                name if files::is_cache_field(name) => cells.push(show(v)),
                 "ttl" => {
-                    let ttl = parse_ttl(&show(v))?;
-                    for c in [
-                        &mut env.caches.anthropic,
-                        &mut env.caches.anthropic_auto,
-                        &mut env.caches.anthropic_explicit,
-                    ] {
-                        c.system_ttl = ttl;
-                        c.message_ttl = ttl;
-                    }
+                    set_ttl(&mut env.caches, parse_ttl(&show(v))?);
                     cells.push(show(v));
                 }
                 "keepalive" => {
@@ -372,6 +401,10 @@ impl Sweep {
             .map_err(|e| format!("{}: {e}", place()))?;
         if let Some(every) = keepalive {
             session.scenario.set_keepalive(every);
+            // The pings are requests: counted against the step budget before the replay, as
+            // a scenario's own `keepalive` is at load.
+            crate::budget::check_scenario(&session.scenario, &session.path)
+                .map_err(|e| format!("{}: {e}", place()))?;
         }
         let strategies: Vec<Box<dyn Strategy>> = strategy::parse_list(&strategy_name)?;
         let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;
@@ -412,7 +445,21 @@ fn grid_points(axes: &[Axis], max_points: u64) -> Result<usize, String> {
         .map_err(|_| format!("the grid has {n} points, more than this machine can index"))
 }
 
-fn parse_ttl(s: &str) -> Result<Ttl, String> {
+/// Sets the TTL class of every breakpoint of the `anthropic*` cache models (the `ttl` axis and
+/// `--ttl`).
+pub fn set_ttl(caches: &mut cache::CacheConfig, ttl: Ttl) {
+    for c in [
+        &mut caches.anthropic,
+        &mut caches.anthropic_auto,
+        &mut caches.anthropic_explicit,
+    ] {
+        c.system_ttl = ttl;
+        c.message_ttl = ttl;
+    }
+}
+
+/// `5m` or `1h`.
+pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
     match s {
         "5m" => Ok(Ttl::FiveMinutes),
         "1h" => Ok(Ttl::OneHour),
@@ -619,6 +666,60 @@ pub fn read_csv(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Vec<String>
     Ok((header, rows))
 }
 
+/// Refuses rows no replay can produce (a shard is the same kind of figure file as a gate's
+/// baseline): every summary figure a finite number of at least 0, a hit rate of at most 1, a cost
+/// of at most `cap` per request ([`crate::compare::figures`]); and a header naming a column
+/// twice.
+fn check_rows(
+    path: &Path,
+    header: &[String],
+    rows: &[Vec<String>],
+    cap: f64,
+) -> Result<(), String> {
+    use crate::compare::figures;
+    for (i, h) in header.iter().enumerate() {
+        if let Some(j) = header[..i].iter().position(|x| x == h) {
+            return Err(format!(
+                "{}: line 1: column `{h}` is given twice (columns {} and {})\n  hint: pass CSV files written by `plancache sweep`",
+                path.display(),
+                j + 1,
+                i + 1
+            ));
+        }
+    }
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let numeric = &SUMMARY_COLUMNS[3..];
+    for (k, row) in rows.iter().enumerate() {
+        let line = k + 2;
+        let value = |name: &str| -> Result<Option<f64>, String> {
+            let Some(c) = col(name) else { return Ok(None) };
+            let cell = row.get(c).map(String::as_str).unwrap_or("");
+            let bad = |why: &str| {
+                format!(
+                    "{}:{line}: column `{name}`: `{cell}` {why}\n  hint: pass CSV files written by `plancache sweep`, unedited",
+                    path.display()
+                )
+            };
+            let v: f64 = cell.trim().parse().map_err(|_| bad("is not a number"))?;
+            figures::non_negative(v).map(Some).map_err(bad)
+        };
+        for name in numeric {
+            value(name)?;
+        }
+        let (Some(hit), Some(cost)) = (value("hit_rate")?, value("cost_usd")?) else {
+            continue;
+        };
+        figures::check_summary(
+            &format!("{}:{line}", path.display()),
+            hit,
+            cost,
+            value("requests")?,
+            cap,
+        )?;
+    }
+    Ok(())
+}
+
 /// Joins shard outputs into the bytes the unsharded sweep writes: same header, rows in point
 /// order. With `expected` (the grid's size, from the sweep file), checks that every point
 /// 1..=expected is present exactly once; without it, the shards must show themselves complete:
@@ -629,9 +730,14 @@ pub fn merge(
     expected: Option<usize>,
 ) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
     let mut header: Option<(Vec<String>, &Path)> = None;
-    let mut by_point: BTreeMap<usize, (Vec<String>, &Path)> = BTreeMap::new();
+    let mut by_point: BTreeMap<usize, (Vec<String>, &Path, usize)> = BTreeMap::new();
+    let cap = crate::compare::figures::request_cap(
+        &crate::cache::PriceTable::bundled(),
+        &crate::budget::Budget::current(),
+    );
     for (path, text) in inputs {
         let (h, rows) = read_csv(path, text)?;
+        check_rows(path, &h, &rows, cap)?;
         match &header {
             None => header = Some((h, path)),
             Some((first, fp)) if *first != h => {
@@ -652,14 +758,15 @@ pub fn merge(
                     row[0]
                 )
             })?;
-            if let Some((_, other)) = by_point.get(&p) {
+            if let Some((_, other, first)) = by_point.get(&p) {
                 return Err(format!(
-                    "{}: point {p} is also in {}\n  hint: each shard I/N of one sweep holds different points; pass each shard once",
+                    "{}:{first} and {}:{}: both hold point {p}\n  hint: each shard I/N of one sweep holds different points; pass each shard once",
+                    other.display(),
                     path.display(),
-                    other.display()
+                    k + 2
                 ));
             }
-            by_point.insert(p, (row, path));
+            by_point.insert(p, (row, path, k + 2));
         }
     }
     let Some((header, _)) = header else {
@@ -672,7 +779,7 @@ pub fn merge(
     }
     let n = match expected {
         Some(n) => {
-            if let Some((&p, (_, path))) = by_point.iter().find(|(&p, _)| p == 0 || p > n) {
+            if let Some((&p, (_, path, _))) = by_point.iter().find(|(&p, _)| p == 0 || p > n) {
                 return Err(format!(
                     "{}: point {p} is not a point of the sweep's grid (1 to {n})\n  hint: merge shards of this sweep file",
                     path.display()
@@ -706,5 +813,108 @@ pub fn merge(
             }
         ));
     }
-    Ok((header, by_point.into_values().map(|(r, _)| r).collect()))
+    Ok((header, by_point.into_values().map(|(r, _, _)| r).collect()))
+}
+
+/// Where clearing the context after approval starts to pay, for one combination of the other
+/// columns of a sweep with `clear_context` and `implementation_turns` axes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClearContextBreakEven {
+    /// The fixed columns, `name=value` joined by `, ` (strategy, cache, other axes).
+    pub facet: String,
+    /// Fewest implementation turns of the grid from which every point with
+    /// `clear_context = true` costs no more than its `false` twin; `None`: not within the grid.
+    pub turns: Option<u64>,
+    /// Cost of keeping minus cost of clearing (USD) at each implementation-turns value, in order.
+    pub savings: Vec<(u64, f64)>,
+}
+
+impl ClearContextBreakEven {
+    /// Requests after approval at the break-even: the generator's implementation turns plus its
+    /// closing reply.
+    pub fn requests(&self) -> Option<u64> {
+        self.turns.map(|t| t + 1)
+    }
+
+    /// One line for the terminal.
+    pub fn line(&self) -> String {
+        let what = match (self.turns, self.requests()) {
+            (Some(t), Some(r)) => format!(
+                "clearing context after approval pays for itself from {r} request{} after approval (implementation_turns = {t})",
+                if r == 1 { "" } else { "s" }
+            ),
+            _ => "clearing context after approval does not pay for itself within the grid".into(),
+        };
+        let savings = self
+            .savings
+            .iter()
+            .map(|(t, d)| format!("{t}: {d:+.4}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "{what} [{}]; saving in USD by implementation_turns: {savings}",
+            self.facet
+        )
+    }
+}
+
+/// The break-even of clearing the context after approval, from a sweep's header and rows
+/// (empty unless the grid has `clear_context` and `implementation_turns` axes).
+pub fn clear_context_break_even(
+    header: &[String],
+    rows: &[Vec<String>],
+) -> Result<Vec<ClearContextBreakEven>, String> {
+    let col = |n: &str| header.iter().position(|h| h == n);
+    let (Some(clear), Some(turns), Some(cost)) = (
+        col("clear_context"),
+        col("implementation_turns"),
+        col("cost_usd"),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let first_summary = header.len() - SUMMARY_COLUMNS.len();
+    let fixed: Vec<usize> = (1..first_summary)
+        .filter(|&i| i != clear && i != turns)
+        .chain(["strategy", "cache"].iter().filter_map(|n| col(n)))
+        .collect();
+    let num = |row: &Vec<String>, i: usize| -> Result<f64, String> {
+        row[i].parse::<f64>().map_err(|_| {
+            format!(
+                "sweep row: `{}` is not a number in column {}",
+                row[i], header[i]
+            )
+        })
+    };
+    // facet -> turns -> [keep cost, clear cost]
+    let mut groups: BTreeMap<String, BTreeMap<u64, [Option<f64>; 2]>> = BTreeMap::new();
+    for row in rows {
+        let facet = fixed
+            .iter()
+            .map(|&i| format!("{}={}", header[i], row[i]))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let t = num(row, turns)? as u64;
+        let k = usize::from(row[clear] == "true");
+        groups.entry(facet).or_default().entry(t).or_default()[k] = Some(num(row, cost)?);
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(facet, by_turns)| {
+            let savings: Vec<(u64, f64)> = by_turns
+                .iter()
+                .filter_map(|(t, c)| Some((*t, c[0]? - c[1]?)))
+                .collect();
+            // The first value from which clearing never costs more, within the grid.
+            let turns = savings
+                .iter()
+                .rposition(|(_, d)| *d < 0.0)
+                .map_or(Some(0), |k| Some(k + 1))
+                .and_then(|k| savings.get(k).map(|(t, _)| *t));
+            ClearContextBreakEven {
+                facet,
+                turns,
+                savings,
+            }
+        })
+        .collect())
 }

@@ -491,9 +491,21 @@ fn the_command_writes_the_report_and_names_a_missing_folder() {
         .output()
         .expect("runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let md = String::from_utf8_lossy(&o.stdout);
+    // Standard output is the daily table, the breaks by cause and the what-if (no Markdown);
+    // the Markdown report is account.md.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("What if (predicted)"), "{stdout}");
+    assert!(stdout.contains("permission-mode / ttl 5m / keepalive 4m 30s"));
+    assert!(
+        !stdout.contains("## ") && !stdout.contains(".svg"),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(out.join("account.md")).unwrap();
     assert!(md.contains("## What if"));
-    assert!(md.contains("permission-mode / ttl 5m / keepalive 4m 30s"));
+    // account.md's code spans (`permission-mode`) are <code> in account.html, never backticks.
+    assert!(md.contains("`permission-mode`"));
+    let html = std::fs::read_to_string(out.join("account.html")).unwrap();
+    assert!(html.contains("<code>permission-mode</code>") && !html.contains('`'));
     assert!(md.contains("Cheapest: ") || md.contains("No what-if setting is cheaper"));
     for f in [
         "account.md",

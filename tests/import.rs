@@ -78,8 +78,8 @@ fn plan_mode_events_become_state_machine_steps() {
         .steps
         .iter()
         .filter_map(|st| match st {
-            Step::Approve(Target::Enter) => Some("approve enter".into()),
-            Step::Approve(Target::Exit) => Some("approve exit".into()),
+            Step::Approve(a) if a.target == Target::Enter => Some("approve enter".into()),
+            Step::Approve(a) if a.target == Target::Exit => Some("approve exit".into()),
             Step::Reject(_) => Some("reject".into()),
             Step::Decline(_) => Some("decline".into()),
             _ => None,

@@ -59,7 +59,7 @@ fn clear_context_approval_leaves_plan_mode_and_restarts_the_conversation() {
         .scenario
         .steps
         .iter()
-        .any(|s| matches!(s, Step::Approve(plancache::scenario::Target::Exit))));
+        .any(|s| matches!(s, Step::Approve(a) if a.target == plancache::scenario::Target::Exit)));
     assert!(!main
         .scenario
         .steps

@@ -386,13 +386,15 @@ fn plan_transitions_keep_the_cache_under_permission_mode() {
                 &ReplayEnv::default(),
             )
             .unwrap();
-            // Steps whose decision changed the mode or answered a plan tool.
+            // Steps whose decision changed the mode or answered a plan tool (an approval that
+            // clears the context drops the prefix on purpose, under every strategy).
             let transition_steps: Vec<usize> = r
                 .trace
                 .entries
                 .iter()
                 .filter(|e| {
                     e.stream == "main"
+                        && !e.decision.ends_with("context cleared")
                         && (e.mode_before != e.mode_after
                             || e.event.starts_with("reject")
                             || e.event.starts_with("lead"))
@@ -427,7 +429,16 @@ fn plan_transitions_keep_the_cache_under_permission_mode() {
                     prev.prompt_tokens
                 );
             }
-            assert!(checked > 0, "{}: no transition checked", s.scenario.name);
+            let cleared = r
+                .trace
+                .entries
+                .iter()
+                .any(|e| e.decision.ends_with("context cleared"));
+            assert!(
+                checked > 0 || cleared,
+                "{}: no transition checked",
+                s.scenario.name
+            );
         }
     }
     assert!(

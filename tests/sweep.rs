@@ -235,7 +235,8 @@ fn shards_merge_into_the_unsharded_bytes() {
         .contains("the shards hold 8 of 12 points; missing: 3, 6, 9, 12"));
     let o = plancache(&["merge", &s(1), &s(1), "--out", merged.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("point 1 is also in"));
+    // Both places are named (issue 19 item 5): file:line and file:line.
+    assert!(String::from_utf8_lossy(&o.stderr).contains(":2: both hold point 1"));
 }
 
 #[test]

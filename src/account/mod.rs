@@ -15,13 +15,19 @@
 //! sums of `validate --shared-prefix none` over its sessions.
 
 pub mod aggregate;
+pub mod billed;
 pub mod chart;
 pub mod figures;
 pub mod load;
+pub mod locate;
 pub mod replay;
 pub mod report;
+pub mod select;
 pub mod synthetic;
+pub mod table;
 pub mod timeline;
+pub mod usage;
+pub mod views;
 pub mod whatif;
 
 use std::collections::BTreeSet;
@@ -56,11 +62,17 @@ pub struct AccountOptions {
     pub cache: String,
     /// The strategy the harness runs (`permission-mode` for Claude Code).
     pub strategy: String,
+    /// How sessions share the account's leading block.
     pub sharing: Sharing,
     /// The what-if settings (the harness's own setting is always replayed first).
     pub whatif: Vec<Setting>,
     /// A break reads less than this share of the previous prompt (as in `validate`).
     pub break_threshold: f64,
+    /// Which requests count (days in a zone, one project); the others still place the
+    /// account's leading block on the timeline but are not replayed or added up.
+    pub selection: select::Selection,
+    /// `false`: the billed figures alone, no import and no replay (`--billed-only`).
+    pub predict: bool,
 }
 
 impl Default for AccountOptions {
@@ -71,6 +83,8 @@ impl Default for AccountOptions {
             sharing: Sharing::Timeline,
             whatif: Vec::new(),
             break_threshold: 0.5,
+            selection: select::Selection::default(),
+            predict: true,
         }
     }
 }
@@ -92,7 +106,10 @@ pub struct SessionOutcome {
 /// A session that could not be read or replayed, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
+    /// The session's label (its main file's path).
     pub session: String,
+    /// Why, starting with the file and line it points at when one is known
+    /// (`path/s.jsonl:12: ...`).
     pub message: String,
 }
 
@@ -108,8 +125,12 @@ pub struct Account {
     pub whatif: Vec<WhatIf>,
     /// Sessions left out of the what-if because some setting could not replay them.
     pub whatif_excluded: Vec<Failure>,
+    /// Files of the counted sessions.
     pub files: usize,
+    /// Bytes of the counted sessions.
     pub bytes: u64,
+    /// Whether the sessions were replayed (`false`: `--billed-only`, predicted counters zero).
+    pub predicted: bool,
 }
 
 fn label(f: &SessionFiles) -> String {
@@ -119,23 +140,22 @@ fn label(f: &SessionFiles) -> String {
         .map_or_else(|| f.session_id.clone(), |p| p.display().to_string())
 }
 
-/// Reads, places and replays `sessions`. `progress` counts sessions (read, then replayed).
-pub fn run(
+/// Sessions read in parallel, the ones with at least one request kept (in timeline order: by
+/// first request, then label), with their request times; the rest as failures.
+fn read_all(
     sessions: &[SessionFiles],
-    opts: &AccountOptions,
-    env: &ReplayEnv,
+    billed_only: bool,
     progress: &indicatif::ProgressBar,
-) -> Result<Account, String> {
-    strategy::parse_list(&opts.strategy)?;
-    for s in &opts.whatif {
-        strategy::parse_list(&s.strategy)?;
-    }
-    progress.set_length(2 * sessions.len() as u64);
-    progress.set_message("reading");
+) -> (Vec<load::LoadedSession>, Vec<Vec<u64>>, Vec<Failure>) {
     let read: Vec<Result<load::LoadedSession, Failure>> = sessions
         .par_iter()
         .map(|f| {
-            let r = load::load(f).map_err(|message| Failure {
+            let r = if billed_only {
+                load::load_billed(f)
+            } else {
+                load::load(f)
+            };
+            let r = r.map_err(|message| Failure {
                 session: label(f),
                 message,
             });
@@ -157,62 +177,68 @@ pub fn run(
             }
             Ok(l) => failures.push(Failure {
                 session: label(&l.files),
-                message: "no API request with usage in the transcript".into(),
+                message: format!(
+                    "{}: no API request with usage in the transcript",
+                    label(&l.files)
+                ),
             }),
             Err(e) => failures.push(e),
         }
     }
-    let files: usize = sessions
-        .iter()
-        .map(|s| usize::from(s.main.is_some()) + s.subagents.len())
-        .sum();
-    let bytes = loaded.iter().map(|l| l.bytes).sum();
-    let times: Vec<Vec<u64>> = loaded.iter().map(|l| l.request_times()).collect();
-    let mut order: Vec<usize> = (0..loaded.len()).collect();
-    order.sort_by_key(|&i| (times[i][0], label(&loaded[i].files)));
-    let loaded: Vec<load::LoadedSession> = {
-        let mut slots: Vec<Option<load::LoadedSession>> = loaded.into_iter().map(Some).collect();
-        order.iter().map(|&i| slots[i].take().unwrap()).collect()
-    };
-    let times: Vec<Vec<u64>> = order.iter().map(|&i| times[i].clone()).collect();
+    let mut keyed: Vec<(Vec<u64>, load::LoadedSession)> =
+        loaded.into_iter().map(|l| (l.request_times(), l)).collect();
+    keyed.sort_by(|(a, x), (b, y)| (a[0], label(&x.files)).cmp(&(b[0], label(&y.files))));
+    let (times, loaded) = keyed.into_iter().unzip();
+    (loaded, times, failures)
+}
 
-    // Phase 2: the timeline, once per TTL in use (`None`: each session's own).
-    let keys: Vec<String> = loaded
-        .iter()
-        .map(|l| {
-            let model = l
-                .transcript
-                .streams
-                .iter()
-                .flat_map(|s| s.requests())
-                .min_by_key(|r| r.first_at_ms)
-                .map_or(String::new(), |r| model_family(&r.model));
-            format!("{:?}/{model}", l.files.kind)
-        })
-        .collect();
-    // The TTL the harness asked for, from what the transcript says of the harness (its version),
-    // never from the billed write classes: those are the answer the replay is scored on.
-    let own_ttl: Vec<Ttl> = loaded
-        .iter()
-        .map(|l| {
-            l.transcript
-                .streams
-                .iter()
-                .find(|s| s.kind == crate::import::StreamKind::Main)
-                .or_else(|| l.transcript.streams.first())
-                .and_then(|s| crate::import::harness_ttl(s.version.as_deref(), s.kind))
-                .unwrap_or(Ttl::FiveMinutes)
-        })
-        .collect();
-    let ttls: BTreeSet<Option<Ttl>> = std::iter::once(None)
-        .chain(opts.whatif.iter().map(|s| s.ttl))
-        .collect();
-    type Placed = (Option<Ttl>, Vec<Option<usize>>, Vec<bool>);
-    let warm: Vec<Placed> = ttls
-        .into_iter()
-        .map(|ttl| {
-            let (w, k) = match opts.sharing {
-                Sharing::None => (vec![None; loaded.len()], vec![false; loaded.len()]),
+/// One TTL's placement: the TTL (`None`: each session's own), warm-from per session, kept warm
+/// per session.
+type Placement = (Option<Ttl>, Vec<Option<usize>>, Vec<bool>);
+
+/// Where each session stands on the account timeline under each TTL in use.
+struct Placed {
+    /// (what-if TTL or `None` for each session's own, warm-from per session, kept warm per
+    /// session).
+    by_ttl: Vec<Placement>,
+}
+
+impl Placed {
+    fn new(loaded: &[load::LoadedSession], times: &[Vec<u64>], opts: &AccountOptions) -> Placed {
+        let keys: Vec<String> = loaded
+            .iter()
+            .map(|l| {
+                let model = l
+                    .transcript
+                    .streams
+                    .iter()
+                    .flat_map(|s| s.requests())
+                    .min_by_key(|r| r.first_at_ms)
+                    .map_or(String::new(), |r| model_family(&r.model));
+                format!("{:?}/{model}", l.files.kind)
+            })
+            .collect();
+        // The TTL the harness asked for, from what the transcript says of the harness (its
+        // version), never from the billed write classes: those are what the replay is scored on.
+        let own_ttl: Vec<Ttl> = loaded
+            .iter()
+            .map(|l| {
+                l.transcript
+                    .streams
+                    .iter()
+                    .find(|s| s.kind == crate::import::StreamKind::Main)
+                    .or_else(|| l.transcript.streams.first())
+                    .and_then(|s| crate::import::harness_ttl(s.version.as_deref(), s.kind))
+                    .unwrap_or(Ttl::FiveMinutes)
+            })
+            .collect();
+        let ttls: BTreeSet<Option<Ttl>> = std::iter::once(None)
+            .chain(opts.whatif.iter().map(|s| s.ttl))
+            .collect();
+        let by_ttl = ttls
+            .into_iter()
+            .map(|ttl| match opts.sharing {
+                Sharing::None => (ttl, vec![None; loaded.len()], vec![false; loaded.len()]),
                 Sharing::Timeline => {
                     let placements: Vec<timeline::Placement> = (0..loaded.len())
                         .map(|i| timeline::Placement {
@@ -223,121 +249,182 @@ pub fn run(
                         .collect();
                     let w = timeline::warm_starts(&placements);
                     let k = timeline::kept_warm(&placements, &w);
-                    (w, k)
+                    (ttl, w, k)
                 }
-            };
-            (ttl, w, k)
-        })
-        .collect();
-    let warm_for = |ttl: Option<Ttl>, i: usize| -> Option<usize> {
-        warm.iter()
+            })
+            .collect();
+        Placed { by_ttl }
+    }
+
+    fn warm(&self, ttl: Option<Ttl>, i: usize) -> Option<usize> {
+        self.by_ttl
+            .iter()
             .find(|(t, _, _)| *t == ttl)
             .and_then(|(_, w, _)| w[i])
-    };
-    let kept_for = |ttl: Option<Ttl>, i: usize| -> bool {
-        warm.iter()
+    }
+
+    fn kept(&self, ttl: Option<Ttl>, i: usize) -> bool {
+        self.by_ttl
+            .iter()
             .find(|(t, _, _)| *t == ttl)
             .is_some_and(|(_, _, k)| k[i])
-    };
-    let ids: Vec<String> = loaded.iter().map(|l| l.files.session_id.clone()).collect();
+    }
 
-    // Phase 3: replay every session under every setting, in parallel over sessions.
-    progress.set_message("replaying");
-    let tokenizer = Arc::new(Tokenizer::new(Encoding::O200kBase));
-    let harness_setting = Setting {
+    fn leading(&self, ttl: Option<Ttl>, i: usize) -> replay::LeadingBlock {
+        match (self.warm(ttl, i), self.kept(ttl, i)) {
+            (None, _) => replay::LeadingBlock::Cold,
+            (Some(_), false) => replay::LeadingBlock::Warm,
+            (Some(_), true) => replay::LeadingBlock::KeptWarm,
+        }
+    }
+}
+
+/// One session's replays: the harness's setting, then the what-if settings (or why some
+/// what-if setting could not replay it).
+type Replayed = (Vec<RequestFigures>, Result<Vec<replay::SessionRun>, String>);
+
+fn replay_one(
+    l: &load::LoadedSession,
+    i: usize,
+    placed: &Placed,
+    opts: &AccountOptions,
+    env: &ReplayEnv,
+    tokenizer: &Arc<Tokenizer>,
+) -> Result<Replayed, String> {
+    let cache = match l.files.kind {
+        TranscriptKind::ClaudeCode => opts.cache.as_str(),
+        TranscriptKind::Codex => "openai",
+    };
+    let run_one = |p: &replay::Prepared, s: &Setting| {
+        let strat = strategy::parse_list(&s.strategy)?
+            .into_iter()
+            .next()
+            .ok_or("no strategy given")?;
+        replay::replay(
+            p,
+            s,
+            strat.as_ref(),
+            cache,
+            env,
+            placed.leading(s.ttl, i),
+            opts.break_threshold,
+        )
+    };
+    let harness = harness_setting(opts);
+    let p = replay::prepare(&l.transcript, env, tokenizer)?;
+    let own = run_one(&p, &harness)?;
+    let others = opts
+        .whatif
+        .iter()
+        .map(|s| run_one(&p, s).map_err(|e| format!("under {}: {e}", s.label())))
+        .collect::<Result<Vec<_>, String>>();
+    let requests = own.requests.clone();
+    Ok((
+        requests,
+        others.map(|o| std::iter::once(own).chain(o).collect()),
+    ))
+}
+
+fn harness_setting(opts: &AccountOptions) -> Setting {
+    Setting {
         strategy: opts.strategy.clone(),
         ttl: None,
         keepalive: None,
+    }
+}
+
+/// Reads, places and replays `sessions`. `progress` counts sessions (read, then replayed).
+/// Sessions outside `opts.selection` still place the leading block on the timeline but are
+/// neither replayed nor counted; requests outside its days are not added up.
+pub fn run(
+    sessions: &[SessionFiles],
+    opts: &AccountOptions,
+    env: &ReplayEnv,
+    progress: &indicatif::ProgressBar,
+) -> Result<Account, String> {
+    strategy::parse_list(&opts.strategy)?;
+    for s in &opts.whatif {
+        strategy::parse_list(&s.strategy)?;
+    }
+    progress.set_length(2 * sessions.len() as u64);
+    progress.set_message("reading");
+    let (loaded, times, mut failures) = read_all(sessions, !opts.predict, progress);
+    let sel = &opts.selection;
+    let chosen: Vec<bool> = loaded
+        .iter()
+        .zip(&times)
+        .map(|(l, t)| sel.in_project(&l.files.project) && t.iter().any(|&ms| sel.in_window(ms)))
+        .collect();
+    let placed = if opts.predict {
+        Placed::new(&loaded, &times, opts)
+    } else {
+        Placed { by_ttl: Vec::new() }
     };
-    type Replayed = Result<(SessionOutcome, Result<Vec<replay::SessionRun>, String>), Failure>;
-    let replayed: Vec<Replayed> = loaded
-        .into_par_iter()
+    let ids: Vec<String> = loaded.iter().map(|l| l.files.session_id.clone()).collect();
+    progress.set_message(if opts.predict {
+        "replaying"
+    } else {
+        "adding up"
+    });
+    let tokenizer = Arc::new(Tokenizer::new(Encoding::O200kBase));
+    let replayed: Vec<Option<Result<Replayed, String>>> = loaded
+        .par_iter()
         .enumerate()
         .map(|(i, l)| {
-            let fail = |message: String| Failure {
-                session: label(&l.files),
-                message,
-            };
-            let cache = match l.files.kind {
-                TranscriptKind::ClaudeCode => opts.cache.as_str(),
-                TranscriptKind::Codex => "openai",
-            };
-            let run_one = |p: &replay::Prepared, s: &Setting| {
-                let strat = strategy::parse_list(&s.strategy)?
-                    .into_iter()
-                    .next()
-                    .ok_or("no strategy given")?;
-                replay::replay(
-                    p,
-                    s,
-                    strat.as_ref(),
-                    cache,
-                    env,
-                    match (warm_for(s.ttl, i), kept_for(s.ttl, i)) {
-                        (None, _) => replay::LeadingBlock::Cold,
-                        (Some(_), false) => replay::LeadingBlock::Warm,
-                        (Some(_), true) => replay::LeadingBlock::KeptWarm,
-                    },
-                    opts.break_threshold,
-                )
-            };
-            let result = replay::prepare(&l.transcript, env, &tokenizer).and_then(|p| {
-                let own = run_one(&p, &harness_setting)?;
-                let others = opts
-                    .whatif
-                    .iter()
-                    .map(|s| run_one(&p, s).map_err(|e| format!("under {}: {e}", s.label())))
-                    .collect::<Result<Vec<_>, String>>();
-                Ok((own, others))
+            let r = chosen[i].then(|| {
+                if opts.predict {
+                    replay_one(l, i, &placed, opts, env, &tokenizer)
+                } else {
+                    let q = billed::requests(&l.transcript, &env.prices, opts.break_threshold);
+                    Ok((q, Ok(Vec::new())))
+                }
             });
             progress.inc(1);
-            let (own, others) = result.map_err(fail)?;
-            let outcome = SessionOutcome {
-                warm_from: warm_for(None, i).map(|w| ids[w].clone()),
-                kept_warm: kept_for(None, i),
-                files: l.files,
-                bytes: l.bytes,
-                skipped_records: l.transcript.skipped.len(),
-                requests: own.requests.clone(),
-            };
-            Ok((
-                outcome,
-                others.map(|o| std::iter::once(own).chain(o).collect()),
-            ))
+            r
         })
         .collect();
-
-    let mut outcomes = Vec::new();
-    let mut whatif: Vec<WhatIf> = std::iter::once(harness_setting)
+    let mut whatif: Vec<WhatIf> = std::iter::once(harness_setting(opts))
         .chain(opts.whatif.iter().cloned())
         .map(WhatIf::new)
         .collect();
+    if !opts.predict {
+        whatif.clear();
+    }
+    let mut outcomes = Vec::new();
     let mut excluded = Vec::new();
-    for r in replayed {
-        match r {
-            Err(f) => failures.push(f),
-            Ok((outcome, runs)) => {
-                match runs {
-                    Ok(runs) => {
-                        for (w, run) in whatif.iter_mut().zip(&runs) {
-                            for q in &run.requests {
-                                w.predicted.add(&q.predicted);
-                                w.output_usd += q.output_usd;
-                                w.breaks += usize::from(q.predicted_break);
-                            }
-                            w.pings += run.pings;
-                            w.ping_cost.add(&run.ping_cost);
-                            w.ping_output_usd += run.ping_output_usd;
-                        }
-                    }
-                    Err(message) => excluded.push(Failure {
-                        session: label(&outcome.files),
-                        message,
-                    }),
-                }
-                outcomes.push(outcome);
+    let (mut files, mut bytes) = (0, 0);
+    for (i, (l, r)) in loaded.into_iter().zip(replayed).enumerate() {
+        let Some(r) = r else { continue };
+        let (requests, runs) = match r {
+            Ok(x) => x,
+            Err(message) => {
+                failures.push(Failure {
+                    session: label(&l.files),
+                    message: locate::locate(&l, &message),
+                });
+                continue;
             }
+        };
+        match runs {
+            Ok(runs) => add_whatif(&mut whatif, &runs, sel),
+            Err(message) => excluded.push(Failure {
+                session: label(&l.files),
+                message: locate::locate(&l, &message),
+            }),
         }
+        files += l.files.files().len();
+        bytes += l.bytes;
+        outcomes.push(SessionOutcome {
+            warm_from: placed.warm(None, i).map(|w| ids[w].clone()),
+            kept_warm: placed.kept(None, i),
+            skipped_records: l.transcript.skipped.len(),
+            requests: requests
+                .into_iter()
+                .filter(|q| sel.in_window(q.sent_at_ms))
+                .collect(),
+            files: l.files,
+            bytes: l.bytes,
+        });
     }
     progress.finish_and_clear();
     Ok(Account {
@@ -348,5 +435,21 @@ pub fn run(
         whatif_excluded: excluded,
         files,
         bytes,
+        predicted: opts.predict,
     })
+}
+
+/// Adds one session's runs to the what-if rows (requests within the selection's days; a
+/// session's pings count whole).
+fn add_whatif(whatif: &mut [WhatIf], runs: &[replay::SessionRun], sel: &select::Selection) {
+    for (w, run) in whatif.iter_mut().zip(runs) {
+        for q in run.requests.iter().filter(|q| sel.in_window(q.sent_at_ms)) {
+            w.predicted.add(&q.predicted);
+            w.output_usd += q.output_usd;
+            w.breaks += usize::from(q.predicted_break);
+        }
+        w.pings += run.pings;
+        w.ping_cost.add(&run.ping_cost);
+        w.ping_output_usd += run.ping_output_usd;
+    }
 }

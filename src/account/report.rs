@@ -18,8 +18,13 @@ enum Block {
     Chart,
 }
 
+/// `$1.05`, `-$1.05` (the sign before the dollar), as the terminal tables print money.
 fn usd(x: f64) -> String {
-    format!("${x:.2}")
+    if x < 0.0 && format!("{:.2}", -x) != "0.00" {
+        format!("-${:.2}", -x)
+    } else {
+        format!("${:.2}", x.abs())
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -155,7 +160,11 @@ fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
                         r.cause.clone(),
                         r.reason.clone(),
                         r.lost_tokens.to_string(),
-                        format!("${:.4}", r.extra_usd),
+                        if r.extra_usd < 0.0 {
+                            format!("-${:.4}", -r.extra_usd)
+                        } else {
+                            format!("${:.4}", r.extra_usd)
+                        },
                         r.billed_break.to_string(),
                     ]
                 })
@@ -272,9 +281,30 @@ pub fn markdown(a: &Account, prices: &PriceTable, top: usize) -> String {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    code_spans(
+        &s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;"),
+    )
+}
+
+/// Markdown code spans (`` `x` ``) as `<code>x</code>`: account.html shows no literal backticks.
+fn code_spans(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len() < 3 {
+        return s.replace('`', "&#96;");
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let pairs = (parts.len() - 1) / 2 * 2;
+    for (i, p) in parts.iter().enumerate() {
+        out.push_str(p);
+        if i < pairs {
+            out.push_str(if i % 2 == 0 { "<code>" } else { "</code>" });
+        } else if i + 1 < parts.len() {
+            out.push_str("&#96;");
+        }
+    }
+    out
 }
 
 const CSS: &str = "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;color:#222}\

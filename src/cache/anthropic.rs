@@ -97,6 +97,17 @@ pub struct BreakpointConfig {
     /// unlisted streams follow `system_ttl` / `message_ttl` / `subagent_message_ttl`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub stream_ttls: BTreeMap<String, Ttl>,
+    /// Claude Code layout, subagent streams: put the last system breakpoint before the
+    /// trailing environment block (`environment` of an agent) instead of after it. Claude Code
+    /// renders the environment into the same text block as the agent's prompt, so its mark
+    /// falls after the environment, an entry no other spawn matches; split off and marked
+    /// before it, the agent's prompt is an entry every later spawn of the same type reads.
+    #[serde(skip_serializing_if = "is_false")]
+    pub subagent_environment_breakpoint: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for BreakpointConfig {
@@ -118,6 +129,7 @@ impl Default for BreakpointConfig {
             model_min_cacheable: BTreeMap::new(),
             checkpoint_spacing: false,
             stream_ttls: BTreeMap::new(),
+            subagent_environment_breakpoint: false,
         }
     }
 }
@@ -170,6 +182,7 @@ impl BreakpointConfig {
             model_min_cacheable: BTreeMap::new(),
             checkpoint_spacing: false,
             stream_ttls: BTreeMap::new(),
+            subagent_environment_breakpoint: false,
         }
     }
 
@@ -377,14 +390,16 @@ fn refusal(config: &BreakpointConfig, req: &Request, bps: &[Breakpoint]) -> Opti
     distinct.dedup_by_key(|b| b.0);
     if distinct.len() > config.max_breakpoints {
         return Some(format!(
-            "the request carries {} cache breakpoints ({}); the API allows {} and answers 400",
+            "the request carries {} cache breakpoints ({}); the API allows {} and answers 400 (mark {} is on {})",
             distinct.len(),
             distinct
                 .iter()
                 .map(|b| format!("{} {}", label(b.0), b.1.as_str()))
                 .collect::<Vec<_>>()
                 .join(", "),
-            config.max_breakpoints
+            config.max_breakpoints,
+            config.max_breakpoints + 1,
+            label(distinct[config.max_breakpoints].0)
         ));
     }
     let first_5m = distinct.iter().position(|b| b.1 == Ttl::FiveMinutes)?;
@@ -408,22 +423,28 @@ fn requested_breakpoints(
         out.extend_from_slice(&st.explicit);
     }
     let last_nonempty = |upto: usize| (0..upto).rev().find(|&i| !segs[i].is_empty());
+    // The TTL class the stream asks for: the configuration's per-stream class, else the one the
+    // harness sets in the request (a scenario's `ttl`).
+    let own = config
+        .stream_ttls
+        .get(&req.stream)
+        .copied()
+        .or(req.settings.cache_ttl);
     match config.layout {
         Layout::Explicit => {}
         Layout::Automatic => {
             if let Some(i) = last_nonempty(segs.len()) {
-                out.push((i, config.message_ttl));
+                out.push((i, own.unwrap_or(config.message_ttl)));
             }
         }
         Layout::ClaudeCode => {
             // System prompt: on the first and the last system block; with a single system
             // block, on the last tool definition and the system block (so the tools alone
             // are also an entry of their own).
-            let sys = st.system.as_slice();
+            let (sys, env) = split_environment(req, &st.system);
             let first_msg = req.first_segment_at(Level::Messages);
             // A subagent request writes one TTL class only (no Claude Code request writes both
             // 1 h and 5 m): its system breakpoints take the subagent TTL too.
-            let own = config.stream_ttls.get(&req.stream).copied();
             let ttl = own.unwrap_or(match config.subagent_message_ttl {
                 Some(t) if req.stream != "main" => t,
                 _ => config.system_ttl,
@@ -445,6 +466,15 @@ fn requested_breakpoints(
                     out.push((*last, ttl));
                 }
             }
+            // The environment is the tail of the agent's last system block: the mark goes
+            // after it, unless the layout splits it off and marks before it.
+            if let (Some(e), Some(&last)) = (env, sys.last()) {
+                if !config.subagent_environment_breakpoint {
+                    for b in out.iter_mut().filter(|b| b.0 == last) {
+                        b.0 = e;
+                    }
+                }
+            }
             let msg_ttl = own.unwrap_or(match config.subagent_message_ttl {
                 Some(t) if req.stream != "main" => t,
                 _ => config.message_ttl,
@@ -460,6 +490,21 @@ fn requested_breakpoints(
     }
     out.sort_by_key(|&(i, ttl)| (i, std::cmp::Reverse(ttl)));
     out
+}
+
+/// The system blocks of a request without a trailing environment block, and that block's index.
+fn split_environment<'a>(req: &Request, system: &'a [usize]) -> (&'a [usize], Option<usize>) {
+    match system.split_last() {
+        Some((&e, rest))
+            if !rest.is_empty()
+                && req.segments[e]
+                    .label
+                    .ends_with(crate::scenario::ENVIRONMENT_SUFFIX) =>
+        {
+            (rest, Some(e))
+        }
+        _ => (system, None),
+    }
 }
 
 /// Which breakpoints are long enough to be cached (A7): each whole prefix at least `min`, or,
@@ -739,4 +784,103 @@ pub fn mixed_ttl_warning(
             main[1].as_str()
         )
     })
+}
+
+/// A request whose breakpoints cannot work as placed: a mark too far after the last entry the
+/// prompt still matches (Anthropic's 20-block lookback), or more marks than the API accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutWarning {
+    /// Index of the request in send order (0-based).
+    pub request: usize,
+    /// The request's stream (`main` or a subagent's name).
+    pub stream: String,
+    /// Scenario step (0-based) that made the request.
+    pub step: usize,
+    /// What goes wrong and what to do about it.
+    pub message: String,
+}
+
+/// The lookback and breakpoint-budget problems of `requests` (one replay, in send order) under
+/// `config`, ignoring TTLs and minimum lengths: the anthropic model's own account of why such a
+/// request misses or is refused. Facts, from Anthropic's prompt-caching page
+/// (<https://platform.claude.com/docs/en/build-with-claude/prompt-caching>; CACHE_SEMANTICS.md
+/// A2, A5, A6 record its rules): a request may carry at most 4 `cache_control` breakpoints
+/// (more is a 400 error), and a read checks the breakpoint's block and walks back at most 20
+/// positions, the breakpoint's own counting as the first, so an entry written 20 or more blocks
+/// before the nearest later breakpoint is not found. Checked with the docs search on
+/// 2026-12-02: the page is stored, but the excerpts returned were its introduction, not these
+/// sentences; third-party pages found then (Goose issue 8921, a Zapvol design note, SDK
+/// validators dropping a fifth mark) state the same two limits.
+pub fn layout_warnings(config: &BreakpointConfig, requests: &[Request]) -> Vec<LayoutWarning> {
+    let mut written: HashMap<(String, u64), String> = HashMap::new();
+    let mut out = Vec::new();
+    for req in requests {
+        let mut st = StreamState::default();
+        st.advance(req, [0; 3]);
+        let requested = requested_breakpoints(config, req, &st);
+        let mut distinct = requested.clone();
+        distinct.dedup_by_key(|b| b.0);
+        let warn = |message: String| LayoutWarning {
+            request: req.index,
+            stream: req.stream.clone(),
+            step: req.step,
+            message,
+        };
+        let label = |i: usize| req.segments[i].label.clone();
+        if distinct.len() > config.max_breakpoints {
+            let extra = distinct[config.max_breakpoints].0;
+            out.push(warn(format!(
+                "{} cache_control marks ({}); mark {} on {} exceeds Anthropic's limit of {} breakpoints per request, and the API answers 400",
+                distinct.len(),
+                distinct.iter().map(|b| label(b.0)).collect::<Vec<_>>().join(", "),
+                config.max_breakpoints + 1,
+                label(extra),
+                config.max_breakpoints
+            )));
+        }
+        let bps = kept_breakpoints(config, requested);
+        let hashes = chained_ids(req);
+        let key = |p: usize| (req.model.clone(), hashes[p]);
+        if config.lookback > 0 {
+            let reached = bps
+                .iter()
+                .filter_map(|&(i, _)| {
+                    let lo = (i + 1).saturating_sub(config.lookback);
+                    (lo..=i).rev().find(|&p| written.contains_key(&key(p)))
+                })
+                .max();
+            let last = (0..hashes.len())
+                .rev()
+                .find(|&p| written.contains_key(&key(p)));
+            if let Some(p) = last.filter(|&p| reached.is_none_or(|r| r < p)) {
+                if let Some(&(i, _)) = bps.iter().find(|&&(i, _)| i > p) {
+                    out.push(warn(format!(
+                        "the cache_control mark on {} is {} blocks after the last cached entry ({}); Anthropic reads back only {} blocks from a mark, so the entry is not found and everything after it is written again; add a mark at most {} blocks after it (e.g. on {})",
+                        label(i),
+                        i - p,
+                        label(p),
+                        config.lookback,
+                        config.lookback - 1,
+                        label(p + config.lookback - 1)
+                    )));
+                }
+            }
+        }
+        for &(i, _) in &bps {
+            written.insert(key(i), label(i));
+        }
+    }
+    out
+}
+
+/// The chained content hash of every prefix of `req` (block `p`: blocks `0..=p`).
+fn chained_ids(req: &Request) -> Vec<u64> {
+    let mut h = 0u64;
+    req.segments
+        .iter()
+        .map(|s| {
+            h = xxhash_rust::xxh3::xxh3_64(&[h.to_le_bytes(), s.id.to_le_bytes()].concat());
+            h
+        })
+        .collect()
 }

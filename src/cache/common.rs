@@ -29,7 +29,41 @@ impl Hasher for PreHashed {
         self.write_u64(xxh3_64(bytes));
     }
     fn write_u64(&mut self, n: u64) {
+        work::add(1);
         self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A count of the work the cache models do, in debug builds only (tests are built so): every
+/// probe, insert or removal of a hash-keyed map (one per key word hashed), every token hashed
+/// into a block hash or compared against a cached run, every segment chained into a prefix hash,
+/// every tree node or other stream visited. Release builds compile the counting away.
+///
+/// Not counted: the identity compare of a request's segments with its stream's previous ones
+/// (`cursor::same_prefix`, a pointer compare per segment, eight at a time) and the engine's own
+/// work, which are linear in the segment count, not in tokens.
+pub mod work {
+    #[cfg(debug_assertions)]
+    thread_local! {
+        static UNITS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Counts `n` units of work on this thread.
+    #[inline(always)]
+    pub(crate) fn add(n: u64) {
+        #[cfg(debug_assertions)]
+        UNITS.with(|u| u.set(u.get().wrapping_add(n)));
+        #[cfg(not(debug_assertions))]
+        let _ = n;
+    }
+
+    /// The units counted on this thread since the last call, and resets the count; `None` in
+    /// release builds, which do not count.
+    pub fn take() -> Option<u64> {
+        #[cfg(debug_assertions)]
+        return Some(UNITS.with(|u| u.replace(0)));
+        #[cfg(not(debug_assertions))]
+        None
     }
 }
 

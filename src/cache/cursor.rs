@@ -108,6 +108,7 @@ impl Cursor {
     pub fn extend(&mut self, segments: &[Arc<Segment>]) {
         let mut total = self.total();
         let mut prev = self.hashes.last().copied().unwrap_or(0);
+        common::work::add(segments.len() as u64);
         for s in segments {
             total += s.len() as u64;
             prev = common::chain(prev, s, common::salt_for(&self.salts, s.level));
@@ -248,6 +249,7 @@ impl AutoStream {
             // One block's bytes, filled a slice at a time (little-endian token ids).
             let mut buf = vec![0u8; block * 4];
             let mut filled = 0usize;
+            common::work::add((total * block - from) as u64);
             let first = self.cursor.segment_at(from as u64).unwrap_or(0);
             let mut pos = self.cursor.start(first) as usize;
             for seg in &self.cursor.segments()[first..] {
@@ -338,6 +340,16 @@ impl<V> ByName<V> {
         &mut self.items[i].1
     }
 
+    /// Position of `name` (names keep their position: none is ever removed).
+    pub fn position(&mut self, name: &str) -> Option<usize> {
+        self.find(name)
+    }
+
+    /// The value at position `i`.
+    pub fn at_mut(&mut self, i: usize) -> &mut V {
+        &mut self.items[i].1
+    }
+
     /// Whether a name other than `name` is present.
     pub fn any_other(&self, name: &str) -> bool {
         self.items.iter().any(|(n, _)| !same_name(n, name))
@@ -379,6 +391,14 @@ impl<C: Default> Streams<C> {
     /// Every state.
     pub fn values(&self) -> impl Iterator<Item = &C> {
         self.map.iter().flat_map(|(_, m)| m.iter().map(|(_, c)| c))
+    }
+
+    /// Every state, to change.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut C> {
+        self.map
+            .items
+            .iter_mut()
+            .flat_map(|(_, m)| m.items.iter_mut().map(|(_, c)| c))
     }
 }
 

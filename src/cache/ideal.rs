@@ -7,17 +7,17 @@
 //! remembers the trie node after every segment it sent, so a request that extends the stream's
 //! previous one walks only its new segments (the trie only grows, so those nodes stay valid).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::common;
-use super::cursor::{Cursor, Streams};
+use super::common::{self, HashKeyed};
+use super::cursor::{ByName, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, ReuseStop};
 use crate::prompt::{ContentId, Request, Segment};
 
 #[derive(Debug, Default)]
 struct Node {
-    children: HashMap<ContentId, (Arc<Segment>, usize)>,
+    /// Child nodes by the content id (a content hash) of the segment leading to them.
+    children: HashKeyed<ContentId, (Arc<Segment>, usize)>,
 }
 
 /// A stream's last request (prompt, then reply once stored) and the trie node after each of its
@@ -54,13 +54,15 @@ impl StreamState {
 #[derive(Debug, Default)]
 pub struct IdealCache {
     /// One trie per model; node 0 of each is the root.
-    tries: HashMap<String, Vec<Node>>,
+    tries: ByName<Vec<Node>>,
     streams: Streams<StreamState>,
     reasoning: common::ReasoningIds,
 }
 
 fn common_prefix(a: &[u32], b: &[u32]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    let n = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    common::work::add(n as u64 + 1);
+    n
 }
 
 impl CacheModel for IdealCache {
@@ -81,8 +83,9 @@ impl CacheModel for IdealCache {
             prompt_tokens: prompt,
             ..CacheOutcome::default()
         };
-        let Some(trie) = self.tries.get(&req.model) else {
-            let reason = if self.tries.is_empty() {
+        let others = self.tries.any_other(&req.model);
+        let Some(trie) = self.tries.get_mut(&req.model) else {
+            let reason = if !others {
                 BreakReason::Cold
             } else {
                 BreakReason::ModelChanged
@@ -124,8 +127,7 @@ impl CacheModel for IdealCache {
     fn store(&mut self, req: &Request, _outcome: &CacheOutcome, _visible: u64, _completed: u64) {
         let trie = self
             .tries
-            .entry(req.model.clone())
-            .or_insert_with(|| vec![Node::default()]);
+            .get_or_insert_with(&req.model, || vec![Node::default()]);
         let st = self.streams.get(&req.stream, &req.model);
         st.advance(req);
         st.cursor.extend(&self.reasoning.generated(req));

@@ -26,7 +26,7 @@ use std::fmt;
 use crate::prompt::{Level, Request};
 
 pub use anthropic::{BreakpointCache, BreakpointConfig, Layout};
-pub use common::{reasoning_tokens, REASONING_BASE};
+pub use common::{reasoning_tokens, work, REASONING_BASE};
 pub use config::CacheConfig;
 pub use ideal::IdealCache;
 pub use latency::{LatencyModel, LatencyTable};

@@ -103,6 +103,10 @@ struct Block {
 
 const NIL: usize = usize::MAX;
 
+/// Free-list positions from here up are handed out to blocks appended at the back; those below
+/// to blocks put in front, counting down.
+const BACK: u64 = 1 << 62;
+
 impl Default for StreamState {
     fn default() -> Self {
         StreamState {
@@ -144,8 +148,10 @@ pub struct PagedCache {
     by_hash: HashKeyed<(u64, u64), usize>,
     /// Evictable leaves by (stamp, block): the first is the head of vLLM's free list.
     evictable: BTreeSet<(u64, usize)>,
-    /// Next free-list position to hand out.
+    /// Next free-list position to hand out at the back (counting up from [`BACK`]).
     next_seq: u64,
+    /// Next free-list position to hand out in front (counting down from `BACK - 1`).
+    next_front: u64,
     /// Allocations so far (block generations).
     allocations: u64,
     /// Requests still generating: (completes at, last held block or `NIL`, blocks held, held
@@ -175,7 +181,8 @@ impl PagedCache {
             blocks: Vec::with_capacity(size),
             by_hash: HashKeyed::with_capacity_and_hasher(size, Default::default()),
             evictable: BTreeSet::new(),
-            next_seq: 0,
+            next_seq: BACK,
+            next_front: BACK - 1,
             allocations: 0,
             running: Vec::new(),
             evicted: HashSetKeyed::default(),
@@ -214,8 +221,11 @@ impl PagedCache {
         }
     }
 
-    /// Frees the blocks of requests finished by `now`, each request tail first (V6): the
-    /// request's blocks take the next free-list positions, its last block the first of them.
+    /// Frees the blocks of requests finished by `now`, each request tail first (V6), as vLLM's
+    /// `BlockPool.free_blocks`: the request's cached blocks go to the back of the free list,
+    /// its last full block first; its unhashed partial block goes to the front (vLLM's
+    /// `prepend_n`, "LIFO reuse of non-cached blocks"), so it is the next block reused, before
+    /// any never-used or cached one.
     fn release_finished(&mut self, now: u64) {
         if self.running.iter().all(|r| r.0 > now) {
             return;
@@ -226,37 +236,61 @@ impl PagedCache {
         self.running = running;
         done.sort_by_key(|r| r.0);
         for (_, end, held, extra) in done {
+            let partial = end != NIL && self.blocks[end].hash.is_none();
+            let full = held - u64::from(partial);
             let seq = self.next_seq;
-            self.next_seq += held;
+            self.next_seq += full;
             // Blocks pinned apart: freed in their place of the tail-first order.
             for (id, pos) in extra {
+                self.unlist(id);
                 let b = &mut self.blocks[id];
-                if b.evictable {
-                    self.evictable.remove(&(b.stamp, id));
-                    self.blocks[id].evictable = false;
-                }
-                let b = &mut self.blocks[id];
-                b.stamp = b.stamp.max(seq + held.saturating_sub(1 + pos));
+                b.stamp = b.stamp.max(seq + full.saturating_sub(1 + pos));
                 self.unpin(id);
             }
             if end == NIL {
                 continue;
             }
-            if self.blocks[end].evictable {
-                let b = &self.blocks[end];
-                self.evictable.remove(&(b.stamp, end));
-                self.blocks[end].evictable = false;
+            let last_full = if partial {
+                self.unlist(end);
+                self.blocks[end].stamp = self.next_front;
+                self.next_front -= 1;
+                self.unpin(end);
+                self.blocks[end].parent
+            } else {
+                end
+            };
+            if last_full == NIL {
+                continue;
             }
-            let b = &mut self.blocks[end];
+            self.unlist(last_full);
+            let b = &mut self.blocks[last_full];
             b.stamp = b.stamp.max(seq);
-            self.unpin(end);
+            if !partial {
+                self.unpin(last_full);
+            } else {
+                self.refresh(last_full);
+            }
         }
     }
 
-    /// A block for new content: a never-used one while the pool has room, else the least
-    /// recently freed one (evicting its hash).
+    /// Takes block `id` out of the evictable set (its stamp is about to change).
+    fn unlist(&mut self, id: usize) {
+        let b = &self.blocks[id];
+        if b.evictable {
+            self.evictable.remove(&(b.stamp, id));
+            self.blocks[id].evictable = false;
+        }
+    }
+
+    /// A block for new content: the head of vLLM's free list. That is a freed partial block
+    /// if there is one (they are put in front), else a never-used one while the pool has room
+    /// (they follow, in id order), else the least recently freed one (evicting its hash).
     fn allocate(&mut self) -> Option<usize> {
-        if self.blocks.len() < self.config.capacity_blocks {
+        let front = self
+            .evictable
+            .first()
+            .is_some_and(|&(stamp, _)| stamp < BACK);
+        if !front && self.blocks.len() < self.config.capacity_blocks {
             self.blocks.push(Block {
                 hash: None,
                 used: false,
@@ -628,9 +662,18 @@ mod tests {
     }
 
     fn send(c: &mut PagedCache, at: u64, segments: &[&Arc<Segment>]) -> CacheOutcome {
+        send_on(c, "main", at, segments)
+    }
+
+    fn send_on(
+        c: &mut PagedCache,
+        stream: &str,
+        at: u64,
+        segments: &[&Arc<Segment>],
+    ) -> CacheOutcome {
         let req = Request {
             index: 0,
-            stream: "main".into(),
+            stream: stream.into(),
             step: 0,
             model: "m".into(),
             sent_at_ms: at,
@@ -667,5 +710,42 @@ mod tests {
         assert_eq!(d.cached_tokens, 2);
         assert_eq!(d.stop.map(|s| s.reason), Some(BreakReason::Evicted));
         assert_eq!(send(&mut c, 40_000, &[&s1, &s3, &s5]).cached_tokens, 2);
+    }
+
+    /// Four sessions on one pool of three times the largest request (issue 18, item 8): vLLM's
+    /// `free_blocks` puts a finished request's unhashed partial block at the front of the free
+    /// list (`prepend_n`) and its cached blocks at the back, last full block first; allocation
+    /// takes the front. Block size 2; every prompt is 5 tokens: 2 full blocks and a partial one;
+    /// a pool of 9 blocks (3 × 3). Each request finishes before the next is sent.
+    /// - A takes never-used n0 n1 n2 (a1 a2 pA). Freed: front [pA], back [a2 a1].
+    /// - B takes pA (the front: no eviction), then never-used n3 n4. Free list:
+    ///   [pB] n5..n8 [a2 a1 b2 b1].
+    /// - C takes pB, n5, n6; D takes pC, n7, n8. Free list: [pD] [a2 a1 b2 b1 c2 c1 d2 d1]:
+    ///   nothing cached was evicted.
+    /// - A again hits a1 a2: 4 tokens (min(2 blocks, ⌊(5−1)/2⌋ = 2) × 2); its partial takes pD.
+    ///   Free list: [pA'] [b2 b1 c2 c1 d2 d1 a2 a1].
+    /// - B again hits b1 b2: 4 tokens.
+    ///
+    /// Had partial blocks been freed at the back with their request (tail first), D would have
+    /// found the pool full and evicted pA, a2, a1, and A again would read nothing; its store
+    /// would then have evicted pB, b2, b1, and B again would read nothing too.
+    #[test]
+    fn four_sessions_share_a_pool_with_partial_blocks_reused_first() {
+        let mut c = PagedCache::new(PagedConfig {
+            block_size: 2,
+            capacity_blocks: 9,
+        });
+        let (a, b, cc, d) = (seg(1, 5), seg(2, 5), seg(3, 5), seg(4, 5));
+        assert_eq!(send_on(&mut c, "a", 0, &[&a]).cached_tokens, 0);
+        assert_eq!(send_on(&mut c, "b", 10_000, &[&b]).cached_tokens, 0);
+        assert_eq!(send_on(&mut c, "c", 20_000, &[&cc]).cached_tokens, 0);
+        assert_eq!(send_on(&mut c, "d", 30_000, &[&d]).cached_tokens, 0);
+        assert_eq!(c.blocks.len(), 9, "every pool slot has been used once");
+        let again = send_on(&mut c, "a", 40_000, &[&a]);
+        assert_eq!(again.cached_tokens, 4);
+        assert_eq!(send_on(&mut c, "b", 50_000, &[&b]).cached_tokens, 4);
+        // C's and D's blocks are still cached too: nothing was evicted.
+        assert_eq!(send_on(&mut c, "c", 60_000, &[&cc]).cached_tokens, 4);
+        assert_eq!(send_on(&mut c, "d", 70_000, &[&d]).cached_tokens, 4);
     }
 }

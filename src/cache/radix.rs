@@ -31,12 +31,12 @@
 //! request's path ends on it. Each stream remembers the node where its last stored sequence
 //! ended, so a lookup or insert resumes there instead of comparing the shared prefix again.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::common::{self, SeenPrefixes};
+use super::common::{self, work, HashKeyed, SeenPrefixes};
 use super::cursor::{AutoStream, ByName, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::{Request, TokenId};
@@ -75,8 +75,11 @@ impl super::Section for RadixConfig {
 
 #[derive(Debug, Clone)]
 struct Node {
+    /// The edge's token run (page aligned).
     key: Vec<TokenId>,
-    children: HashMap<Vec<TokenId>, usize>,
+    /// Children by [`page_key`] of their key's first page.
+    children: HashKeyed<u64, usize>,
+    /// Parent node (the root is its own).
     parent: usize,
     /// Tokens on the path before this node's key.
     start: usize,
@@ -87,14 +90,30 @@ struct Node {
     visible_at: u64,
     /// Latest `visible_at` on the path from the root to this node (inclusive).
     path_vis: u64,
+    /// Still in the tree (evicted nodes keep their slot).
     alive: bool,
+    /// The stamp under which the node is in its tree's `leaves` (an unlocked leaf).
+    listed: Option<u64>,
+}
+
+/// The key of a page of tokens among a node's children: the tokens themselves for pages of
+/// one or two tokens (SGLang's default page is one token), else a chained xxh3 of them, which
+/// a lookup checks against the child's key.
+fn page_key(tokens: &[TokenId], page: usize) -> u64 {
+    match &tokens[..page.min(tokens.len())] {
+        [a] => u64::from(*a),
+        [a, b] => u64::from(*a) << 32 | u64::from(*b),
+        t => t
+            .iter()
+            .fold(0, |h, x| xxh3_64_with_seed(&x.to_le_bytes(), h)),
+    }
 }
 
 impl Node {
     fn new(key: Vec<TokenId>, parent: &Node, start: usize, now: u64, visible_at: u64) -> Self {
         Node {
             key,
-            children: HashMap::new(),
+            children: HashKeyed::default(),
             parent: 0,
             start,
             stamp: now,
@@ -102,6 +121,7 @@ impl Node {
             visible_at,
             path_vis: parent.path_vis.max(visible_at),
             alive: true,
+            listed: None,
         }
     }
 
@@ -112,7 +132,11 @@ impl Node {
 
 #[derive(Debug)]
 struct Tree {
+    /// Node 0 is the root.
     nodes: Vec<Node>,
+    /// Unlocked leaves by (stamp, node): the eviction candidates, least recently used first.
+    leaves: BTreeSet<(u64, usize)>,
+    /// What was stored and seen, to explain breaks.
     seen: SeenPrefixes,
 }
 
@@ -147,8 +171,8 @@ pub struct RadixCache {
     config: RadixConfig,
     trees: ByName<Tree>,
     total_tokens: usize,
-    /// Running requests: (completes at, model, locked node).
-    running: Vec<(u64, String, usize)>,
+    /// Running requests: (completes at, tree position in `trees`, locked node).
+    running: Vec<(u64, usize, usize)>,
     /// Logical clock for LRU order (ties broken by request order, not wall time).
     tick: u64,
     streams: Streams<StreamState>,
@@ -171,13 +195,14 @@ fn tokens(cursor: &Cursor, from: usize, to: usize, v: &mut Vec<TokenId>) {
         v.extend_from_slice(&s.tokens[lo..hi]);
         pos += s.len();
     }
+    work::add(v.len() as u64);
 }
 
 impl Tree {
     fn new() -> Self {
         let root = Node {
             key: Vec::new(),
-            children: HashMap::new(),
+            children: HashKeyed::default(),
             parent: 0,
             start: 0,
             stamp: 0,
@@ -185,15 +210,42 @@ impl Tree {
             visible_at: 0,
             path_vis: 0,
             alive: true,
+            listed: None,
         };
         Tree {
             nodes: vec![root],
+            leaves: BTreeSet::new(),
             seen: SeenPrefixes::default(),
         }
     }
 
-    fn page_key(&self, tokens: &[TokenId], page: usize) -> Vec<TokenId> {
-        tokens[..page.min(tokens.len())].to_vec()
+    /// Puts node `id` into `leaves`, or takes it out, or moves it, as its state says.
+    fn sync(&mut self, id: usize) {
+        let n = &self.nodes[id];
+        let want = (id != 0 && n.alive && n.children.is_empty() && n.pins == 0).then_some(n.stamp);
+        if n.listed == want {
+            return;
+        }
+        work::add(1);
+        if let Some(s) = n.listed {
+            self.leaves.remove(&(s, id));
+        }
+        if let Some(s) = want {
+            self.leaves.insert((s, id));
+        }
+        self.nodes[id].listed = want;
+    }
+
+    /// Sets node `id`'s stamp (a touch).
+    fn touch(&mut self, id: usize, tick: u64) {
+        self.nodes[id].stamp = tick;
+        self.sync(id);
+    }
+
+    /// The child of `node` whose key starts with the page `page`.
+    fn child(&self, node: usize, page: &[TokenId]) -> Option<usize> {
+        let &c = self.nodes[node].children.get(&page_key(page, page.len()))?;
+        (page.len() <= 2 || self.nodes[c].key.starts_with(page)).then_some(c)
     }
 
     /// Splits node `id` after `at` tokens; returns the new upper node.
@@ -201,8 +253,9 @@ impl Tree {
         let parent = self.nodes[id].parent;
         let upper_key = self.nodes[id].key[..at].to_vec();
         let lower_key = self.nodes[id].key[at..].to_vec();
+        let first = page_key(&upper_key, page);
         let mut upper = Node::new(
-            upper_key.clone(),
+            upper_key,
             &self.nodes[parent],
             self.nodes[id].start,
             self.nodes[id].stamp,
@@ -210,9 +263,8 @@ impl Tree {
         );
         upper.parent = parent;
         let upper_id = self.nodes.len();
-        upper.children.insert(self.page_key(&lower_key, page), id);
+        upper.children.insert(page_key(&lower_key, page), id);
         self.nodes.push(upper);
-        let first = self.page_key(&upper_key, page);
         self.nodes[parent].children.insert(first, upper_id);
         self.nodes[id].key = lower_key;
         self.nodes[id].parent = upper_id;
@@ -262,9 +314,10 @@ impl Tree {
                 .zip(rest)
                 .take_while(|(a, b)| a == b)
                 .count();
+            work::add(more as u64 + 1);
             let mut common = off + more;
             common -= common % page;
-            self.nodes[u].stamp = tick;
+            self.touch(u, tick);
             if common < klen {
                 let upper = self.split(u, common, page);
                 return (start + common, upper, false);
@@ -274,7 +327,7 @@ impl Tree {
         let end = base + tail.len();
         let mut blocked = false;
         while pos + page <= end {
-            let Some(&child) = self.nodes[node].children.get(&at(pos)[..page]) else {
+            let Some(child) = self.child(node, &at(pos)[..page]) else {
                 break;
             };
             if now.is_some_and(|t| self.nodes[child].visible_at > t) {
@@ -290,8 +343,9 @@ impl Tree {
             } else {
                 ckey.iter().zip(rest).take_while(|(a, b)| a == b).count()
             };
+            work::add(common as u64 + 1);
             common -= common % page;
-            self.nodes[child].stamp = tick;
+            self.touch(child, tick);
             if common < klen {
                 let upper = if common > 0 {
                     self.split(child, common, page)
@@ -327,12 +381,15 @@ impl Tree {
             return (node, 0);
         }
         let key = tail[pos - base..].to_vec();
-        let first = self.page_key(&key, page);
+        work::add(key.len() as u64);
+        let first = page_key(&key, page);
         let id = self.nodes.len();
         let mut n = Node::new(key, &self.nodes[node], pos, tick, visible_at);
         n.parent = node;
         self.nodes.push(n);
         self.nodes[node].children.insert(first, id);
+        self.sync(node);
+        self.sync(id);
         (id, len - pos)
     }
 }
@@ -352,49 +409,46 @@ impl RadixCache {
 
     fn release_finished(&mut self, now: u64) {
         let trees = &mut self.trees;
-        self.running.retain(|(t, model, node)| {
-            if *t > now {
+        self.running.retain(|&(t, i, node)| {
+            if t > now {
                 return true;
             }
-            if let Some(tree) = trees.get_mut(model) {
-                let n = &mut tree.nodes[*node];
-                n.pins = n.pins.saturating_sub(1);
-            }
+            let tree = trees.at_mut(i);
+            let n = &mut tree.nodes[node];
+            n.pins = n.pins.saturating_sub(1);
+            tree.sync(node);
             false
         });
     }
 
-    /// Evicts unlocked leaves, least recently used first, until the tree fits (G5).
+    /// Evicts unlocked leaves, least recently used first, until the tree fits (G5). Ties go
+    /// to the model whose name sorts first, then to the older node.
     fn evict(&mut self) {
-        if self.total_tokens <= self.config.capacity_tokens {
-            return;
-        }
-        let mut heap: BinaryHeap<Reverse<(u64, String, usize)>> = BinaryHeap::new();
-        for (model, tree) in self.trees.iter() {
-            for (id, n) in tree.nodes.iter().enumerate() {
-                if id != 0 && n.alive && n.children.is_empty() && n.pins == 0 {
-                    heap.push(Reverse((n.stamp, model.to_string(), id)));
+        let page = self.config.page_size.max(1);
+        while self.total_tokens > self.config.capacity_tokens {
+            let mut best: Option<(u64, &str, usize, usize)> = None;
+            for (i, (name, tree)) in self.trees.iter().enumerate() {
+                if let Some(&(stamp, id)) = tree.leaves.first() {
+                    if best.is_none_or(|(s, n, b, _)| (stamp, name, id) < (s, n, b)) {
+                        best = Some((stamp, name, id, i));
+                    }
                 }
             }
-        }
-        while self.total_tokens > self.config.capacity_tokens {
-            let Some(Reverse((stamp, model, id))) = heap.pop() else {
+            let Some((stamp, _, id, i)) = best else {
                 break;
             };
-            let page = self.config.page_size.max(1);
-            let tree = self.trees.get_mut(&model).expect("tree of a leaf");
+            let tree = self.trees.at_mut(i);
             let parent = tree.nodes[id].parent;
-            let key = tree.page_key(&tree.nodes[id].key, page);
+            let key = page_key(&tree.nodes[id].key, page);
             tree.nodes[parent].children.remove(&key);
             tree.nodes[id].alive = false;
             self.total_tokens -= tree.nodes[id].key.len();
             tree.nodes[id].key = Vec::new();
+            tree.sync(id);
             // Every touch that reached the leaf passed its parent.
             let p = &mut tree.nodes[parent];
             p.stamp = p.stamp.max(stamp);
-            if parent != 0 && p.children.is_empty() && p.pins == 0 {
-                heap.push(Reverse((p.stamp, model.clone(), parent)));
-            }
+            tree.sync(parent);
         }
     }
 }
@@ -485,6 +539,7 @@ impl CacheModel for RadixCache {
         let (last, added_reply) = tree.insert_from(mid, from, &tail, page, completed, tick);
         st.tail = tail;
         tree.nodes[last].pins += 1;
+        tree.sync(last);
         st.node = last;
         st.on_path = tree.nodes[last].end();
         let stored = full / page * page;
@@ -500,7 +555,8 @@ impl CacheModel for RadixCache {
             tree.seen
                 .record_stored_from(hashes, (n, k), completed, &mut st.auto.seen);
         }
-        self.running.push((completed, req.model.clone(), last));
+        let i = self.trees.position(&req.model).expect("tree exists");
+        self.running.push((completed, i, last));
         self.total_tokens += added_prompt + added_reply;
         self.evict();
     }

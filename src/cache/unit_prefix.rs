@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, HashKeyed, SeenPrefixes};
-use super::cursor::{AutoStream, ByName, Streams};
+use super::common::{self, work, HashKeyed, SeenPrefixes};
+use super::cursor::{same_name, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
 use crate::scenario::format::duration_str;
@@ -75,25 +75,222 @@ impl super::Section for UnitPrefixConfig {
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
+    /// When the entry becomes readable (its build is done).
     visible_at: u64,
+    /// When the entry was (last) written anew: `max_age` counts from here.
     written_at: u64,
+    /// Last use stamped on the entry itself; the touches of the stream paths holding it count
+    /// too (see [`StreamState`]).
     last_used: u64,
 }
 
 #[derive(Debug, Default)]
 struct ModelState {
+    /// Entries by chained hash of the units from token 0 up to and including theirs.
     units: HashKeyed<u64, Entry>,
+    /// What was stored and seen, to explain breaks.
     seen: SeenPrefixes,
+}
+
+/// (`written_at`, an upper bound of `visible_at`) of each entry of a stream's path, in a
+/// segment tree of (earliest write, latest visibility), so that a walk over the path jumps
+/// straight to the next entry that may have aged out or may not be readable yet.
+#[derive(Debug, Default)]
+struct PathBounds {
+    /// Positions held (the path's length).
+    len: usize,
+    /// Leaves start at `cap` (a power of two); node `k` joins nodes `2k` and `2k + 1`.
+    cap: usize,
+    /// The tree, `2 * cap` nodes.
+    nodes: Vec<(u64, u64)>,
+}
+
+/// A leaf past the end: never needs a look.
+const NO_BOUNDS: (u64, u64) = (u64::MAX, 0);
+
+fn join(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
+    (a.0.min(b.0), a.1.max(b.1))
+}
+
+impl PathBounds {
+    fn push(&mut self, v: (u64, u64)) {
+        if self.len == self.cap {
+            let cap = (self.cap * 2).max(64);
+            let mut nodes = vec![NO_BOUNDS; 2 * cap];
+            nodes[cap..cap + self.len].copy_from_slice(&self.nodes[self.cap..self.cap + self.len]);
+            for k in (1..cap).rev() {
+                nodes[k] = join(nodes[2 * k], nodes[2 * k + 1]);
+            }
+            work::add(cap as u64);
+            self.cap = cap;
+            self.nodes = nodes;
+        }
+        self.len += 1;
+        self.set(self.len - 1, v);
+    }
+
+    fn set(&mut self, i: usize, v: (u64, u64)) {
+        let mut k = self.cap + i;
+        self.nodes[k] = v;
+        while k > 1 {
+            k /= 2;
+            self.nodes[k] = join(self.nodes[2 * k], self.nodes[2 * k + 1]);
+            work::add(1);
+        }
+    }
+
+    fn truncate(&mut self, n: usize) {
+        while self.len > n {
+            self.len -= 1;
+            self.set(self.len, NO_BOUNDS);
+        }
+    }
+
+    /// The first position from `from` on whose bounds `look` says need a look (`look` of a
+    /// join must hold when it holds for either part).
+    fn first_from(&self, from: usize, look: &impl Fn((u64, u64)) -> bool) -> Option<usize> {
+        (from < self.len)
+            .then(|| self.find(1, (0, self.cap), from, look))
+            .flatten()
+            .filter(|&i| i < self.len)
+    }
+
+    fn find(
+        &self,
+        k: usize,
+        (lo, hi): (usize, usize),
+        from: usize,
+        look: &impl Fn((u64, u64)) -> bool,
+    ) -> Option<usize> {
+        if hi <= from || !look(self.nodes[k]) {
+            return None;
+        }
+        work::add(1);
+        if hi - lo == 1 {
+            return Some(lo);
+        }
+        let mid = (lo + hi) / 2;
+        self.find(2 * k, (lo, mid), from, look)
+            .or_else(|| self.find(2 * k + 1, (mid, hi), from, look))
+    }
+}
+
+/// A stream's cursor and its path: the leading `path` units of the cursor's block hashes are
+/// entries of model `model` that this stream last touched (hit or stored) at `touched_at`.
+/// Instead of stamping every unit of the path on every request, the touch is kept here and
+/// counts into the last use of each entry the path holds (the later of the entry's own stamp
+/// and the touches of the paths holding it); the stream stamps the entries its path lets go,
+/// and a store that writes an expired entry anew cuts every other path holding it first.
+#[derive(Debug, Default)]
+struct StreamState {
+    /// The stream's previous segments, their hashes and unit hashes.
+    auto: AutoStream,
+    /// Model the path's entries belong to.
+    model: String,
+    /// Units of the path.
+    path: usize,
+    /// Latest touch of the path.
+    touched_at: u64,
+    /// Write time and readability bound of each entry of the path.
+    bounds: PathBounds,
+}
+
+impl StreamState {
+    /// Shortens the path to `len` units, stamping its touch on the entries it lets go.
+    fn cut(&mut self, units: &mut HashKeyed<u64, Entry>, len: usize) {
+        if len < self.path {
+            stamp(units, self, len..self.path);
+            self.path = len;
+            self.bounds.truncate(len);
+        }
+    }
+}
+
+/// The cache's stream states and one model's entries, borrowed apart from each other.
+struct Parts<'a> {
+    config: &'a UnitPrefixConfig,
+    streams: &'a mut Streams<StreamState>,
+    units: &'a mut HashKeyed<u64, Entry>,
+}
+
+/// Stamps the touch of `st`'s path on its entries in `range`.
+fn stamp(units: &mut HashKeyed<u64, Entry>, st: &StreamState, range: std::ops::Range<usize>) {
+    for h in &st.auto.blocks()[range] {
+        if let Some(e) = units.get_mut(h) {
+            e.last_used = e.last_used.max(st.touched_at);
+        }
+    }
+}
+
+impl Parts<'_> {
+    fn idle(&self) -> u64 {
+        self.config.idle_ttl.as_millis() as u64
+    }
+
+    fn max_age(&self) -> u64 {
+        self.config.max_age.as_millis() as u64
+    }
+
+    /// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
+    /// touches of every path holding it.
+    fn last_used(&self, st: &StreamState, e: &Entry, p: usize, h: u64) -> u64 {
+        let mut t = e.last_used;
+        let mut take = |o: &StreamState| {
+            work::add(1);
+            if o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h {
+                t = t.max(o.touched_at);
+            }
+        };
+        take(st);
+        for o in self.streams.values() {
+            take(o);
+        }
+        t
+    }
+
+    /// Whether entry `e` (unit `p` of `st`, hash `h`) has neither idled out nor aged out at
+    /// `now`.
+    fn unexpired(&self, st: &StreamState, e: &Entry, p: usize, h: u64, now: u64) -> bool {
+        now.saturating_sub(e.written_at) <= self.max_age()
+            && (now.saturating_sub(e.last_used) <= self.idle()
+                || now.saturating_sub(self.last_used(st, e, p, h)) <= self.idle())
+    }
+
+    /// How far into `st`'s path the entries are known not to have idled out at `now` without
+    /// looking at them: all of it while the path's touch is recent, else none.
+    fn fresh_path(&self, st: &StreamState, now: u64, len: usize) -> usize {
+        if now.saturating_sub(st.touched_at) <= self.idle() {
+            st.path.min(len)
+        } else {
+            0
+        }
+    }
+
+    /// Before entry `h`, unit `p` of `st`'s model, is written anew: every other path holding
+    /// it ends before it.
+    fn cut_others(&mut self, st: &StreamState, p: usize, h: u64) {
+        for o in self.streams.values_mut() {
+            work::add(1);
+            if o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h {
+                o.cut(self.units, p);
+            }
+        }
+    }
 }
 
 /// An automatic cache of whole token units from token 0, writes free.
 #[derive(Debug)]
 pub struct UnitPrefixCache {
+    /// Name as `--cache` gives it (`gemini`, `deepseek`).
     name: String,
+    /// The cache's parameters.
     config: UnitPrefixConfig,
+    /// The price table's minimum cacheable prompt per model.
     min_by_model: HashMap<String, u64>,
+    /// Entries and explanation records per model.
     models: ByName<ModelState>,
-    streams: Streams<AutoStream>,
+    /// Per-stream cursors and paths.
+    streams: Streams<StreamState>,
 }
 
 impl UnitPrefixCache {
@@ -126,10 +323,47 @@ impl UnitPrefixCache {
             .max(self.config.unit.max(1))
     }
 
-    fn live(config: &UnitPrefixConfig, e: &Entry, now: u64) -> bool {
-        e.visible_at <= now
-            && now.saturating_sub(e.last_used) <= config.idle_ttl.as_millis() as u64
-            && now.saturating_sub(e.written_at) <= config.max_age.as_millis() as u64
+    /// Takes the state of `req`'s stream out and moves it to `req`, stamping the entries its
+    /// path lets go.
+    fn take_stream(&mut self, req: &Request) -> (StreamState, super::cursor::Advance) {
+        let unit = self.config.unit.max(1) as usize;
+        let mut st = std::mem::take(self.streams.stream(&req.stream));
+        if !same_name(&st.model, &req.model) {
+            if let Some(state) = self.models.get_mut(&st.model) {
+                st.cut(&mut state.units, 0);
+            }
+            st.path = 0;
+            st.bounds.truncate(0);
+            st.model = req.model.clone();
+        }
+        let mut dropped = Vec::new();
+        let adv = st.auto.advance_dropping(req, unit, &mut dropped);
+        let kept = st.auto.blocks().len();
+        if st.path > kept {
+            if let Some(state) = self.models.get_mut(&st.model) {
+                for h in &dropped[..st.path - kept] {
+                    if let Some(e) = state.units.get_mut(h) {
+                        e.last_used = e.last_used.max(st.touched_at);
+                    }
+                }
+            }
+            st.path = kept;
+            st.bounds.truncate(kept);
+        }
+        (st, adv)
+    }
+
+    /// The parts of the cache for `model`, whose state must exist.
+    fn parts(&mut self, model: &str) -> (Parts<'_>, &mut SeenPrefixes) {
+        let state = self.models.get_mut(model).expect("model state exists");
+        (
+            Parts {
+                config: &self.config,
+                streams: &mut self.streams,
+                units: &mut state.units,
+            },
+            &mut state.seen,
+        )
     }
 }
 
@@ -148,67 +382,54 @@ impl CacheModel for UnitPrefixCache {
         let unit = self.config.unit.max(1);
         let min = self.min_tokens(&req.model);
         let others = self.models.any_other(&req.model);
-        let st = self.streams.stream(&req.stream);
-        let departure = st.advance(req, unit as usize).departure;
-        let prompt = st.cursor.total();
+        let (mut st, adv) = self.take_stream(req);
+        let prompt = st.auto.cursor.total();
         let mut outcome = CacheOutcome {
             prompt_tokens: prompt,
             ..CacheOutcome::default()
         };
-        let whole = prompt / unit * unit;
-        let Some(state) = self.models.get_mut(&req.model) else {
+        if !self.models.contains(&req.model) {
             if prompt >= min {
-                outcome.write_5m_tokens = whole;
+                outcome.write_5m_tokens = prompt / unit * unit;
             }
             outcome.uncached_input_tokens = prompt - outcome.write_5m_tokens;
-            outcome.stop = st
-                .cursor
-                .stop_at(req.segments.len(), 0, common::cold_reason(others));
+            outcome.stop =
+                st.auto
+                    .cursor
+                    .stop_at(req.segments.len(), 0, common::cold_reason(others));
+            *self.streams.stream(&req.stream) = st;
             return outcome;
-        };
-        let hashes = st.block_hashes(unit as usize);
-        let mut live_units = 0usize;
-        while live_units < hashes.len()
-            && state
-                .units
-                .get(&hashes[live_units])
-                .is_some_and(|e| Self::live(&self.config, e, now))
-        {
-            live_units += 1;
         }
-        let mut raw_units = live_units;
-        while raw_units < hashes.len() && state.units.contains_key(&hashes[raw_units]) {
-            raw_units += 1;
-        }
-        let in_flight = raw_units > live_units && state.units[&hashes[live_units]].visible_at > now;
+        st.auto.block_hashes(unit as usize);
+        let (mut parts, seen_records) = self.parts(&req.model);
+        let (live_units, in_flight, tail) = parts.live_prefix(&mut st, now);
         let live = live_units as u64 * unit;
         let cached = if live >= min { live } else { 0 };
         if cached > 0 {
-            for h in &hashes[..live_units] {
-                if let Some(e) = state.units.get_mut(h) {
-                    e.last_used = now;
-                }
-            }
+            // A hit refreshes the units it read: they become the path, touched now.
+            parts.retouch(&mut st, live_units, now, tail);
         }
         outcome.cached_tokens = cached;
         if prompt >= min {
-            outcome.write_5m_tokens = whole.saturating_sub(cached);
+            outcome.write_5m_tokens = (prompt / unit * unit).saturating_sub(cached);
         }
         outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
-        let seen = state.seen.matches_from(&st.cursor, now, &mut st.seen);
+        let seen = seen_records.matches_from(&st.auto.cursor, now, &mut st.auto.seen);
         let below_min = cached == 0 && (prompt < min || live > 0);
+        let raw = live_units + usize::from(in_flight.is_some());
         outcome.stop = common::automatic_stop(
-            &st.cursor,
+            &st.auto.cursor,
             cached,
             live,
-            raw_units as u64 * unit,
-            in_flight,
+            raw as u64 * unit,
+            in_flight == Some(true),
             below_min,
             seen,
             unit,
             BreakReason::TtlExpired,
-            st.cursor.departure_stop(departure),
+            st.auto.cursor.departure_stop(adv.departure),
         );
+        *self.streams.stream(&req.stream) = st;
         outcome
     }
 
@@ -217,65 +438,182 @@ impl CacheModel for UnitPrefixCache {
         let unit = self.config.unit.max(1);
         let min = self.min_tokens(&req.model);
         let build = self.config.build_delay.as_millis() as u64;
-        let state = self
-            .models
+        self.models
             .get_or_insert_with(&req.model, ModelState::default);
-        let st = self.streams.stream(&req.stream);
-        st.advance(req, unit as usize);
+        let (mut st, _) = self.take_stream(req);
         let n = req.segments.len();
-        state
-            .seen
-            .record_seen_from(st.cursor.hashes(), n, &mut st.seen);
-        let prompt = st.cursor.total();
-        if prompt < min {
-            return;
+        let (mut parts, seen_records) = self.parts(&req.model);
+        seen_records.record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
+        let prompt = st.auto.cursor.total();
+        if prompt >= min {
+            let ready = (
+                visible_at.saturating_add(build),
+                completed.saturating_add(build),
+            );
+            // Generated tokens follow the prompt in the cache: reasoning first, then the
+            // visible reply. The next prompt repeats the reply but not the reasoning, so after
+            // reasoning nothing past the prompt can match: only a reasoning-free reply extends
+            // the entry.
+            let visible: u64 = req.reply.iter().map(|s| s.len() as u64).sum();
+            if parts.config.cache_reply && req.output_tokens <= visible {
+                st.auto.cursor.extend(&req.reply);
+            }
+            st.auto.block_hashes(unit as usize);
+            parts.write(&mut st, (prompt / unit) as usize, ready, now);
+            let all = st.auto.cursor.len();
+            let hashes = st.auto.cursor.hashes();
+            seen_records.record_continued_from(hashes, all, &mut st.auto.seen);
+            seen_records.record_stored_from(hashes, (0, n), ready.0, &mut st.auto.seen);
+            seen_records.record_stored_from(hashes, (n, all), ready.1, &mut st.auto.seen);
         }
-        let prompt_ready = visible_at.saturating_add(build);
-        let reply_ready = completed.saturating_add(build);
-        // Generated tokens follow the prompt in the cache: reasoning first, then the visible
-        // reply. The next prompt repeats the reply but not the reasoning, so after reasoning
-        // nothing past the prompt can match: only a reasoning-free reply extends the entry.
-        let visible: u64 = req.reply.iter().map(|s| s.len() as u64).sum();
-        if self.config.cache_reply && req.output_tokens <= visible {
-            st.cursor.extend(&req.reply);
+        *self.streams.stream(&req.stream) = st;
+    }
+}
+
+impl Parts<'_> {
+    /// Whether unit `p` of `st` (hash `h`) is cached and live at `now`, and its entry.
+    fn live_at(&self, st: &StreamState, p: usize, now: u64) -> (bool, Option<Entry>) {
+        let h = st.auto.blocks()[p];
+        match self.units.get(&h) {
+            Some(e) => (
+                e.visible_at <= now && self.unexpired(st, e, p, h, now),
+                Some(*e),
+            ),
+            None => (false, None),
         }
-        let prompt_units = (prompt / unit) as usize;
-        let idle = self.config.idle_ttl.as_millis() as u64;
-        let max_age = self.config.max_age.as_millis() as u64;
-        for (i, h) in st.block_hashes(unit as usize).iter().enumerate() {
-            let ready = if i < prompt_units {
-                prompt_ready
-            } else {
-                reply_ready
+    }
+
+    /// The leading units of `st`'s cursor that are live at `now`; whether the unit after them
+    /// is cached but still being built (`Some(true)`), cached and expired (`Some(false)`) or
+    /// absent (`None`); and the bounds of the live units past the stream's path. Within the
+    /// path (while its touch is recent) only the entries whose bounds say they may have aged
+    /// out or not be readable are looked at; past it, every unit.
+    fn live_prefix(
+        &mut self,
+        st: &mut StreamState,
+        now: u64,
+    ) -> (usize, Option<bool>, Vec<(u64, u64)>) {
+        let len = st.auto.blocks().len();
+        let fresh = self.fresh_path(st, now, len);
+        let max_age = self.max_age();
+        let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > now;
+        let mut live = 0;
+        let mut tail = Vec::new();
+        let mut stopped = None;
+        while live < fresh {
+            let Some(f) = st.bounds.first_from(live, &look).filter(|&f| f < fresh) else {
+                live = fresh;
+                break;
             };
-            match state.units.get_mut(h) {
-                Some(e)
-                    if now.saturating_sub(e.last_used) <= idle
-                        && now.saturating_sub(e.written_at) <= max_age =>
-                {
-                    e.visible_at = e.visible_at.min(ready);
-                    e.last_used = e.last_used.max(now);
+            match self.live_at(st, f, now) {
+                (true, Some(e)) => {
+                    st.bounds.set(f, (e.written_at, e.visible_at));
+                    live = f + 1;
                 }
-                _ => {
-                    state.units.insert(
-                        *h,
-                        Entry {
-                            visible_at: ready,
-                            written_at: ready,
-                            last_used: ready,
-                        },
-                    );
+                (_, e) => {
+                    live = f;
+                    stopped = Some(e);
+                    break;
                 }
             }
         }
-        let all = st.cursor.len();
-        let hashes = st.cursor.hashes();
-        state.seen.record_continued_from(hashes, all, &mut st.seen);
-        state
-            .seen
-            .record_stored_from(hashes, (0, n), prompt_ready, &mut st.seen);
-        state
-            .seen
-            .record_stored_from(hashes, (n, all), reply_ready, &mut st.seen);
+        let next = match stopped {
+            Some(e) => e.map(|e| e.visible_at > now),
+            None => loop {
+                if live >= len {
+                    break None;
+                }
+                match self.live_at(st, live, now) {
+                    (true, Some(e)) => {
+                        tail.push((e.written_at, e.visible_at));
+                        live += 1;
+                    }
+                    (_, e) => break e.map(|e| e.visible_at > now),
+                }
+            },
+        };
+        if fresh == 0 {
+            // The path's bounds were not used: the live units' bounds are all in `tail`.
+            st.cut(self.units, 0);
+        }
+        (live, next, tail)
+    }
+
+    /// Makes `[0, len)` of `st`'s units its path, touched at `now` (the touches it already
+    /// holds stay counted: stamped where the new touch does not cover them); `tail` holds the
+    /// bounds of the units past the current path.
+    fn retouch(&mut self, st: &mut StreamState, len: usize, now: u64, tail: Vec<(u64, u64)>) {
+        if now < st.touched_at {
+            stamp(self.units, st, 0..st.path);
+        }
+        st.cut(self.units, len);
+        let from = st.path;
+        for b in tail.into_iter().take(len.saturating_sub(from)) {
+            st.bounds.push(b);
+        }
+        st.path = len;
+        st.touched_at = now;
+    }
+
+    /// Stores unit `i` of `st` (hash `h`), readable from `r`, at `now`: an unexpired entry is
+    /// refreshed (readable from the earlier time, used now), an expired or missing one written
+    /// anew. Returns the entry's bounds.
+    fn write_one(&mut self, st: &StreamState, i: usize, r: u64, now: u64) -> (u64, u64) {
+        let h = st.auto.blocks()[i];
+        let kept = match self.units.get(&h) {
+            Some(e) => self.unexpired(st, e, i, h, now).then_some(*e),
+            None => None,
+        };
+        let e = match kept {
+            Some(mut e) => {
+                e.visible_at = e.visible_at.min(r);
+                e.last_used = e.last_used.max(now);
+                e
+            }
+            None => {
+                if self.units.contains_key(&h) {
+                    self.cut_others(st, i, h);
+                }
+                Entry {
+                    visible_at: r,
+                    written_at: r,
+                    last_used: r,
+                }
+            }
+        };
+        self.units.insert(h, e);
+        (e.written_at, e.visible_at)
+    }
+
+    /// Stores the units of `st`'s cursor (the first `prompt_units` readable from `ready.0`, the
+    /// rest from `ready.1`) at `now`. Within the stream's path (while its touch is recent) only
+    /// the entries whose bounds say they may have aged out or be readable later than `ready.0`
+    /// are looked at: the others' refresh is the path's new touch.
+    fn write(&mut self, st: &mut StreamState, prompt_units: usize, ready: (u64, u64), now: u64) {
+        let len = st.auto.blocks().len();
+        // A touch at `now` may stand for the entries' own stamps when it is the stream's
+        // latest and written entries are not stamped later than `now` would say (they are
+        // stamped `ready`); otherwise every entry is stamped itself.
+        let lazy = ready.0 >= now && ready.1 >= now && now >= st.touched_at;
+        if !lazy {
+            st.cut(self.units, 0);
+        }
+        let fresh = self.fresh_path(st, now, len);
+        let max_age = self.max_age();
+        let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > ready.0;
+        let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
+        let mut i = 0;
+        while let Some(f) = st.bounds.first_from(i, &look).filter(|&f| f < fresh) {
+            let b = self.write_one(st, f, at(f), now);
+            st.bounds.set(f, b);
+            i = f + 1;
+        }
+        let tail: Vec<(u64, u64)> = (fresh..len)
+            .map(|i| self.write_one(st, i, at(i), now))
+            .collect();
+        if lazy {
+            st.cut(self.units, fresh);
+            self.retouch(st, len, now, tail);
+        }
     }
 }

@@ -1,13 +1,16 @@
 //! `plancache account`: every session of an account, added up, with the what-if.
 
+use std::collections::HashSet;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 
 use super::common::{cache_config, cache_list, price_table};
 use super::CliError;
+use crate::account::select::Selection;
+use crate::account::views::View;
 use crate::account::{self, whatif, AccountOptions, Sharing};
 use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
@@ -23,13 +26,46 @@ use crate::import::discover;
   plancache account ~/.claude/projects --out account
   plancache account DIR --strategies permission-mode,toolset-swap --ttl 5m,1h --keepalive off,4m30s
   plancache account DIR --shared-prefix none          # every session cold: sums of lone replays
+  plancache account weekly DIR --timezone Asia/Tokyo --since 2025-10-01 --until 20251031
+  plancache account blocks DIR --billed-only --json   # 5-hour billing blocks, usage records only
+  plancache account session DIR --project -home-u-repo
 
-Writes DIR/account.md, account.html, account.csv (day x project x model), sessions.csv and
-cost-by-day.svg/.png
-with --out; prints the Markdown report. docs/account.md explains every figure.")]
+VIEW (first word, as ccusage): daily (default), weekly, monthly, session, blocks. Prints the
+view as a table (billed beside predicted), the predicted breaks by cause and the what-if; with
+--out also writes DIR/account.md, account.html, account.csv (day x project x model, UTC days),
+sessions.csv and cost-by-day.svg/.png. Exit 1 when some session could not be replayed (each is
+named with its file, line and reason; the others are counted), 2 when none could.
+docs/account.md explains every figure.")]
 pub struct AccountArgs {
-    /// Folders to scan (default: ~/.claude/projects and ~/.codex/sessions, those that exist).
+    /// [VIEW] then folders or files to scan (default: ~/.claude/projects and ~/.codex/sessions,
+    /// those that exist). A leading daily|weekly|monthly|session|blocks picks the view unless a
+    /// path of that name exists.
+    #[arg(value_name = "[VIEW] DIR")]
     pub dirs: Vec<PathBuf>,
+    /// Count requests from this day on (YYYY-MM-DD or YYYYMMDD, in --timezone).
+    #[arg(long, short = 's')]
+    pub since: Option<String>,
+    /// Count requests up to this day, inclusive (YYYY-MM-DD or YYYYMMDD, in --timezone).
+    #[arg(long, short = 'u')]
+    pub until: Option<String>,
+    /// IANA time zone for days, weeks, months and block labels (default: the system's, as
+    /// ccusage; `UTC`, `America/New_York`, ...).
+    #[arg(long, short = 'z')]
+    pub timezone: Option<String>,
+    /// Only sessions of this project (its label as the session view prints it: Claude Code's
+    /// project folder name, a Codex session's working folder spelled the same way). Such names
+    /// start with `-`: `--project -home-u-repo` works as it is.
+    #[arg(long, allow_hyphen_values = true)]
+    pub project: Option<String>,
+    /// First day of a week in the weekly view.
+    #[arg(long, default_value = "sunday")]
+    pub start_of_week: String,
+    /// Print the view as JSON instead of tables.
+    #[arg(long, short = 'j')]
+    pub json: bool,
+    /// Billed figures only: no replay, no prediction, no what-if (fast, like ccusage).
+    #[arg(long)]
+    pub billed_only: bool,
     /// Write the report files into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -116,11 +152,61 @@ fn settings(args: &AccountArgs) -> Result<Vec<account::Setting>, CliError> {
     Ok(whatif::grid(&strategies, &ttls, &keepalives))
 }
 
+/// The view named by the first positional word (unless a path of that name exists), and the
+/// paths after it.
+fn view_and_paths(args: &AccountArgs) -> (View, Vec<PathBuf>) {
+    let mut paths = args.dirs.clone();
+    let view = paths
+        .first()
+        .filter(|p| !p.exists())
+        .and_then(|p| p.to_str())
+        .and_then(View::parse);
+    if view.is_some() {
+        paths.remove(0);
+    }
+    (view.unwrap_or(View::Daily), paths)
+}
+
+/// Every session under `paths`, each file once by its canonical path and each session once
+/// by its id (`account D D/x.jsonl`, or one session in two folders given, counts once).
+fn sessions_of(paths: &[PathBuf]) -> Result<Vec<discover::SessionFiles>, CliError> {
+    let mut files = Vec::new();
+    for p in paths {
+        // Entries that are not readable files are listed and the rest is read.
+        let found = discover::discover_readable(p).map_err(CliError::input)?;
+        if !found.not_read.is_empty() {
+            super::output::warn(&discover::not_read_text(&found.not_read));
+        }
+        for s in found.sessions {
+            files.extend(s.files().into_iter().map(Path::to_path_buf));
+        }
+    }
+    let mut seen = HashSet::new();
+    files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
+    let mut ids = HashSet::new();
+    let mut out = Vec::new();
+    for s in discover::group(&files).map_err(CliError::input)? {
+        if ids.insert((
+            s.kind == discover::TranscriptKind::Codex,
+            s.session_id.clone(),
+        )) {
+            out.push(s);
+        } else {
+            eprintln!(
+                "note: session {} given twice ({}): counted once",
+                s.session_id,
+                s.label()
+            );
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(args: AccountArgs) -> Result<(), CliError> {
     if let Some(dir) = &args.out {
         super::common::check_out_dir(
             dir,
-            "account prints the Markdown report; --out names a folder for its files",
+            "account prints its tables; --out names a folder for its report files",
         )?;
     }
     let cache = cache_list(&args.cache)?;
@@ -129,15 +215,21 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
             "account replays against one cache model; e.g. --cache anthropic",
         ));
     }
-    let dirs = if args.dirs.is_empty() {
+    let (view, paths) = view_and_paths(&args);
+    let dirs = if paths.is_empty() {
         default_dirs()?
     } else {
-        args.dirs.clone()
+        paths
     };
-    let mut sessions = Vec::new();
-    for d in &dirs {
-        sessions.extend(discover::discover(d).map_err(CliError::input)?);
-    }
+    let selection = Selection::from_flags(
+        args.timezone.as_deref(),
+        args.since.as_deref(),
+        args.until.as_deref(),
+        args.project.as_deref(),
+        &args.start_of_week,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
+    let sessions = sessions_of(&dirs)?;
     if sessions.is_empty() {
         return Err(CliError::input(format!(
             "no session transcript (*.jsonl) under {}\n  hint: Claude Code keeps them in ~/.claude/projects, Codex in ~/.codex/sessions",
@@ -157,6 +249,8 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         strategy: args.strategy.clone(),
         sharing: args.shared_prefix,
         whatif: settings(&args)?,
+        selection,
+        predict: !args.billed_only,
         ..AccountOptions::default()
     };
     let bar = if std::io::stderr().is_terminal() {
@@ -171,20 +265,32 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         indicatif::ProgressBar::hidden()
     };
     let a = account::run(&sessions, &opts, &env, &bar).map_err(CliError::input)?;
-    if a.sessions.is_empty() {
-        let why: Vec<String> = a
-            .failures
-            .iter()
-            .map(|f| format!("  {}: {}", f.session, f.message))
-            .collect();
+    let why: Vec<String> = a
+        .failures
+        .iter()
+        .map(|f| format!("  {}", f.message))
+        .collect();
+    if a.sessions.is_empty() && !a.failures.is_empty() {
         return Err(CliError::input(format!(
             "no session could be replayed:\n{}",
             why.join("\n")
         )));
     }
-    let md = account::report::markdown(&a, &env.prices, args.top);
-    print!("{md}");
+    if a.sessions.is_empty() {
+        return Err(CliError::input(format!(
+            "no request in the selection ({})\n  hint: check --since/--until/--project",
+            describe(&a.options.selection)
+        )));
+    }
+    if args.json {
+        let text = serde_json::to_string_pretty(&account::table::json(&a, view))
+            .map_err(|e| CliError::input(e.to_string()))?;
+        println!("{text}");
+    } else {
+        print!("{}", account::table::render(&a, view));
+    }
     if let Some(dir) = &args.out {
+        let md = account::report::markdown(&a, &env.prices, args.top);
         let by_day = account::report::cost_by_day(&a);
         let chart = crate::chart::svg(&by_day).map_err(CliError::input)?;
         let html = account::report::html(&a, &env.prices, args.top, &chart);
@@ -202,5 +308,24 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         out.commit().map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }
+    if !a.failures.is_empty() {
+        return Err(CliError::failed(format!(
+            "{} of {} sessions could not be replayed and are not counted:\n{}",
+            a.failures.len(),
+            a.failures.len() + a.sessions.len(),
+            why.join("\n")
+        )));
+    }
     Ok(())
+}
+
+fn describe(s: &Selection) -> String {
+    let day = |d: Option<jiff::civil::Date>| d.map_or("any".to_string(), |d| d.to_string());
+    format!(
+        "days {} to {} in {}, project {}",
+        day(s.since),
+        day(s.until),
+        s.tz_name,
+        s.project.as_deref().unwrap_or("any")
+    )
 }

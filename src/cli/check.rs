@@ -6,9 +6,11 @@ use clap::Args;
 
 use super::common::{check_models, context_overruns, load_sessions, noop_notes, scenario_paths};
 use super::CliError;
+use crate::cache::{self, anthropic, CacheModel, CacheOutcome};
 use crate::engine::{self, ReplayEnv};
 use crate::plan_mode::{assess_plan, GrantSet, PlanInput, PlanPolicy};
-use crate::scenario::{Scenario, Step};
+use crate::prompt::Request;
+use crate::scenario::{Scenario, Session, Step};
 use crate::strategy;
 
 /// Validate scenarios against the reference plan-mode state machine and the cross-strategy
@@ -70,6 +72,9 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
                         println!("  note: {}", line.replace('\n', "\n  "));
                     }
                     for line in context_overruns(&report, &env.prices) {
+                        println!("  warning: {line}");
+                    }
+                    for line in layout_lines(session, &env) {
                         println!("  warning: {line}");
                     }
                     if let Some(w) = crate::cache::anthropic::mixed_ttl_warning(
@@ -168,4 +173,66 @@ fn advice(scenario: &Scenario) -> Vec<String> {
         }
     }
     out
+}
+
+/// Records the requests of a replay on their way to an inner cache model.
+struct Recorder {
+    inner: Box<dyn CacheModel>,
+    requests: Vec<Request>,
+}
+
+impl CacheModel for Recorder {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn lookup(&mut self, req: &Request) -> CacheOutcome {
+        self.requests.push(req.clone());
+        self.inner.lookup(req)
+    }
+
+    fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible: u64, done: u64) {
+        self.inner.store(req, outcome, visible, done)
+    }
+}
+
+/// Lookback and breakpoint-budget warnings of the anthropic layouts (`anthropic`,
+/// `anthropic-auto`, `anthropic-explicit`) on the requests `permission-mode` sends; a warning
+/// found under several layouts is printed once, naming them.
+pub fn layout_lines(session: &Session, env: &ReplayEnv) -> Vec<String> {
+    let Ok(inner) = cache::build_with("ideal", &env.prices, &env.caches) else {
+        return Vec::new();
+    };
+    let mut rec = Recorder {
+        inner,
+        requests: Vec::new(),
+    };
+    if engine::replay(session, &strategy::PermissionMode, &mut rec, env).is_err() {
+        return Vec::new();
+    }
+    let layouts = [
+        ("anthropic", &env.caches.anthropic),
+        ("anthropic-auto", &env.caches.anthropic_auto),
+        ("anthropic-explicit", &env.caches.anthropic_explicit),
+    ];
+    let mut found: Vec<(String, Vec<&str>)> = Vec::new();
+    for (name, config) in layouts {
+        for w in anthropic::layout_warnings(config, &rec.requests) {
+            let line = format!(
+                "request {} ({}, stream {}): {}",
+                w.request + 1,
+                session.step_place(w.step),
+                w.stream,
+                w.message
+            );
+            match found.iter_mut().find(|(l, _)| *l == line) {
+                Some((_, names)) => names.push(name),
+                None => found.push((line, vec![name])),
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|(line, names)| format!("{} (permission-mode): {line}", names.join(", ")))
+        .collect()
 }

@@ -9,6 +9,7 @@ use super::CliError;
 use crate::cache::pricing::did_you_mean;
 use crate::cache::{CacheConfig, ModelPrice, PriceTable};
 use crate::prompt::Tokenizer;
+use crate::scenario::params::Overrides;
 use crate::scenario::Session;
 
 /// The scenario files named on the command line (directories expand to their `*.toml`), or every
@@ -51,6 +52,15 @@ pub fn scenario_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
 /// Loads every scenario; text content is tokenized with one shared, lazily loaded tokenizer per
 /// encoding.
 pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
+    load_sessions_with(paths, &Overrides::default())
+}
+
+/// As [`load_sessions`], with `--model` / `--keepalive` / `--set` applied to each file's TOML
+/// before it is loaded (so every load-time check runs on the result).
+pub fn load_sessions_with(
+    paths: &[PathBuf],
+    overrides: &Overrides,
+) -> Result<Vec<Session>, CliError> {
     let mut tokenizers: Vec<Arc<Tokenizer>> = Vec::new();
     let mut sessions = Vec::new();
     for path in paths {
@@ -66,6 +76,9 @@ pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
                 )))
             }
         };
+        let text = overrides
+            .apply(&text, path)
+            .map_err(|e| CliError::input(e.to_string()))?;
         let scenario =
             crate::scenario::load_str(&text, path).map_err(|e| CliError::input(e.to_string()))?;
         let tok = match tokenizers
@@ -360,25 +373,16 @@ pub fn replay_env(
     })
 }
 
-/// Loads the named scenarios (default: ./scenarios) and replays them under every strategy and
-/// cache model.
-pub fn replay_scenarios(
+/// Loads the named scenarios (default: ./scenarios), applies the scenario parameters to each
+/// file before loading it, and replays them under every strategy and cache model.
+pub fn load_and_replay_with(
     scenarios: &[PathBuf],
-    strategies: &[Box<dyn crate::strategy::Strategy>],
-    caches: &[String],
-    env: &crate::engine::ReplayEnv,
-) -> Result<crate::engine::RunReport, CliError> {
-    load_and_replay(scenarios, strategies, caches, env).map(|(_, report)| report)
-}
-
-/// As [`replay_scenarios`], also returning the loaded sessions.
-pub fn load_and_replay(
-    scenarios: &[PathBuf],
+    overrides: &Overrides,
     strategies: &[Box<dyn crate::strategy::Strategy>],
     caches: &[String],
     env: &crate::engine::ReplayEnv,
 ) -> Result<(Vec<Session>, crate::engine::RunReport), CliError> {
-    let sessions = load_sessions(&scenario_paths(scenarios)?)?;
+    let sessions = load_sessions_with(&scenario_paths(scenarios)?, overrides)?;
     let mut env = env.clone();
     check_models(&sessions, &mut env.prices)?;
     let report = crate::engine::run(&sessions, strategies, caches, &env)
@@ -462,7 +466,13 @@ pub fn refuse_over_context(text: &str, label: &str) -> Result<(), CliError> {
         &["ideal".to_string()],
         &env,
     )
-    .map_err(|e| CliError::failed(format!("{label}: {e}")))?;
+    // The generator only draws valid scenarios, so a replay that stops comes from the
+    // parameters' values (a wait whose clock overflows): bad input, as the parameters are.
+    .map_err(|e| {
+        CliError::input(format!(
+            "{label}: {e}\n  hint: lower the generator parameter the message points at (e.g. --review-wait)"
+        ))
+    })?;
     match crate::cache::pricing::first_overrun(report.rows(), &env.prices) {
         Some(why) => Err(CliError::input(format!(
             "{label}: {why}\n  hint: lower the sizes (e.g. --exploration-rounds, --result-tokens), or pass --allow-over-context to write it anyway"

@@ -4,10 +4,39 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, prices, replay_scenarios, strategies, Sink};
+use super::common::{cache_config, cache_list, load_and_replay_with, prices, strategies, Sink};
+use super::params::ParamArgs;
 use super::{output, CliError};
 use crate::cache::ModelPrice;
-use crate::compare::{self, Dataset, Limit, Rule, Thresholds};
+use crate::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
+
+/// A hit-rate limit, checked and kept as written.
+fn rate_text(s: &str) -> Result<String, String> {
+    Limit::parse_rate(s).map(|_| s.trim().to_string())
+}
+
+/// A cost or TTFT limit, checked and kept as written.
+fn limit_text(s: &str) -> Result<String, String> {
+    Limit::parse(s).map(|_| s.trim().to_string())
+}
+
+/// The thresholds of the command line, with their text as given for the summaries.
+fn thresholds(args: &CompareArgs) -> Result<Thresholds, CliError> {
+    let given = [
+        (Metric::HitRate, &args.max_hit_rate_drop),
+        (Metric::Cost, &args.max_cost_increase),
+        (Metric::Ttft, &args.max_ttft_increase),
+    ]
+    .into_iter()
+    .map(|(m, t)| (m.name(), t.clone()))
+    .collect();
+    Ok(Thresholds {
+        hit_rate_drop: Some(Limit::parse_rate(&args.max_hit_rate_drop).map_err(CliError::input)?),
+        cost_increase: Some(Limit::parse(&args.max_cost_increase).map_err(CliError::input)?),
+        ttft_increase: Some(Limit::parse(&args.max_ttft_increase).map_err(CliError::input)?),
+        given,
+    })
+}
 
 /// Compare a run with a baseline; exit 1 on a regression or a broken rule (for CI).
 #[derive(Debug, Args)]
@@ -35,14 +64,14 @@ pub struct CompareArgs {
     pub current: Option<PathBuf>,
     /// Largest allowed hit-rate drop per scenario x strategy x cache, in points: `5%` or
     /// `0.05` (a bare number above 1 is refused).
-    #[arg(long, default_value = "0", value_parser = Limit::parse_rate)]
-    pub max_hit_rate_drop: Limit,
+    #[arg(long, default_value = "0", value_parser = rate_text)]
+    pub max_hit_rate_drop: String,
     /// Largest allowed cost increase.
-    #[arg(long, default_value = "0", value_parser = Limit::parse)]
-    pub max_cost_increase: Limit,
+    #[arg(long, default_value = "0", value_parser = limit_text)]
+    pub max_cost_increase: String,
     /// Largest allowed increase of mean TTFT.
-    #[arg(long, default_value = "0", value_parser = Limit::parse)]
-    pub max_ttft_increase: Limit,
+    #[arg(long, default_value = "0", value_parser = limit_text)]
+    pub max_ttft_increase: String,
     /// A rule between strategies, e.g. `permission-mode<=toolset-swap:cost` (repeatable).
     #[arg(long = "rule", value_parser = Rule::parse)]
     pub rules: Vec<Rule>,
@@ -64,6 +93,20 @@ pub struct CompareArgs {
     /// Also write the Markdown summary to this file.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print one line per violation and the verdict instead of the Markdown summary.
+    #[arg(long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// Print the outcome as JSON instead of the Markdown summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Baseline points the current run does not have are listed, not violations (gate a
+    /// subset of the baseline's scenarios).
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// Parameters on the scenario files run as the current figures (--model, --ttl,
+    /// --keepalive, --set).
+    #[command(flatten)]
+    pub params: ParamArgs,
 }
 
 pub fn compare(args: CompareArgs) -> Result<(), CliError> {
@@ -95,7 +138,16 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
             "",
         )?;
     }
+    if args.current.is_some() {
+        args.params
+            .refuse("--current reads figures instead of replaying scenarios")?;
+    }
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
+    let cap = compare::figures::request_cap(
+        &prices(args.pricing.as_deref(), args.price.as_ref())?,
+        &crate::budget::Budget::current(),
+    );
+    baseline.check_figures(cap).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(
             "{}: the baseline has no rows\n  hint: save one with `plancache run ... --out DIR`",
@@ -103,7 +155,11 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
         )));
     }
     let current = match &args.current {
-        Some(path) => Dataset::load(path).map_err(CliError::input)?,
+        Some(path) => {
+            let d = Dataset::load(path).map_err(CliError::input)?;
+            d.check_figures(cap).map_err(CliError::input)?;
+            d
+        }
         None => {
             let strategies = strategies(&args.strategy)?;
             let caches = match &args.cache {
@@ -115,23 +171,32 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
                     ))
                 })?,
             };
-            let env = crate::engine::ReplayEnv {
+            let mut env = crate::engine::ReplayEnv {
                 prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
                 caches: cache_config(args.cache_config.as_deref())?,
                 ..crate::engine::ReplayEnv::default()
             };
-            let run = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
+            args.params.apply_env(&mut env);
+            let overrides = args.params.overrides();
+            let (_, run) =
+                load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;
             Dataset::from_run(&run, "this run")
         }
     };
-    let thresholds = Thresholds {
-        hit_rate_drop: Some(args.max_hit_rate_drop),
-        cost_increase: Some(args.max_cost_increase),
-        ttft_increase: Some(args.max_ttft_increase),
-    };
-    let outcome = compare::compare(&baseline, &current, &thresholds, &args.rules);
+    let thresholds = thresholds(&args)?;
+    let mut outcome = compare::compare(&baseline, &current, &thresholds, &args.rules);
+    if args.allow_missing {
+        outcome.allow_missing();
+    }
     let md = compare::markdown(&outcome, &baseline, &current, &thresholds);
-    output::stdout_bytes(md.as_bytes())?;
+    let shown = if args.json {
+        compare::json(&outcome, &baseline, &current, &thresholds)
+    } else if args.quiet {
+        compare::quiet(&outcome, &baseline, &thresholds)
+    } else {
+        md.clone()
+    };
+    output::stdout_bytes(shown.as_bytes())?;
     if let Some(sink) = &out {
         sink.write(md.as_bytes())?;
     }

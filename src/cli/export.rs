@@ -95,7 +95,7 @@ fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
     check_models(&sessions, &mut env.prices)?;
     // The cache model only prices the replay; the trace depends on the prompts alone.
     let mut c = cache::build("ideal", &env.prices).map_err(CliError::input)?;
-    let lines = mooncake::trace(
+    let (bytes, lines) = mooncake::trace_jsonl(
         &sessions[0],
         strategy.as_ref(),
         c.as_mut(),
@@ -103,10 +103,9 @@ fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
         a.block_size,
     )
     .map_err(|e| CliError::input(e.to_string()))?;
-    let bytes = mooncake::to_jsonl(&lines).map_err(CliError::input)?;
     out.write(&bytes)?;
     if let Sink::File(p) = &out {
-        eprintln!("wrote {} ({} requests)", p.display(), lines.len());
+        eprintln!("wrote {} ({lines} requests)", p.display());
     }
     Ok(())
 }

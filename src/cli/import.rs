@@ -23,7 +23,7 @@ pub struct ImportArgs {
     pub kind: String,
     /// The transcript (JSONL).
     pub transcript: PathBuf,
-    /// Where to write the main stream's scenario.
+    /// Where to write the main stream's scenario (`-`: standard output, as without it).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Where events come from: `transcript` (the records' content and timestamps only) or
@@ -91,7 +91,11 @@ fn check_siblings(
     Ok(())
 }
 
-pub fn import(args: ImportArgs) -> Result<(), CliError> {
+pub fn import(mut args: ImportArgs) -> Result<(), CliError> {
+    // `--out -` is standard output, as for every other file output (not a file named `-`).
+    if args.out.as_deref() == Some(Path::new("-")) {
+        args.out = None;
+    }
     if args.kind == "requests" {
         return super::explain::import_requests(
             &args.transcript,

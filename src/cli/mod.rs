@@ -11,10 +11,12 @@ mod generate;
 mod import;
 mod merge;
 pub mod output;
+mod params;
 mod report;
 mod run;
 mod schema;
 mod sweep;
+mod sweep_files;
 mod validate;
 
 use std::fmt;

@@ -71,3 +71,56 @@ pub fn stderr_line(style: Style, label: &str, message: &str) {
 pub fn warn(message: &str) {
     stderr_line(WARNING, "warning", message);
 }
+
+/// Whether standard output was closed at start-up (`plancache run ... >&-`) and replaced by
+/// [`watch_closed_stdout`]'s stand-in.
+static STDOUT_WAS_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Rust's runtime puts `/dev/null` on a standard descriptor that is closed at start-up, so a
+/// table printed with `>&-` would be lost with exit 0. `main` sees descriptor 1 before that
+/// (`closed_at_start`); when it was closed, this puts an anonymous in-memory file there instead
+/// of `/dev/null`, and [`closed_stdout_error`] then tells whether anything was printed into it.
+pub fn watch_closed_stdout(closed_at_start: bool) {
+    if !closed_at_start {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: called once at start-up, before any other thread exists; replaces descriptor 1
+    // (the runtime's `/dev/null`) by a new memfd.
+    unsafe {
+        let fd = libc::memfd_create(c"plancache-closed-stdout".as_ptr(), libc::MFD_CLOEXEC);
+        if fd < 0 {
+            return;
+        }
+        if fd != 1 {
+            libc::dup2(fd, 1);
+            libc::close(fd);
+        }
+        STDOUT_WAS_CLOSED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The error when standard output was closed at start-up and the command printed something
+/// to it (that output is lost): exit 2, like any other failed write to standard output.
+pub fn closed_stdout_error() -> Option<CliError> {
+    if !STDOUT_WAS_CLOSED.load(std::sync::atomic::Ordering::SeqCst) {
+        return None;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: fstat on descriptor 1 (the memfd put there) into a zeroed struct.
+        let size = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(1, &mut st) != 0 {
+                return None;
+            }
+            st.st_size
+        };
+        if size > 0 {
+            return Some(stdout_error(std::io::Error::other(
+                "it is closed, and the output was lost",
+            )));
+        }
+    }
+    None
+}

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_list, check_equivalence, replay_env, replay_scenarios};
+use super::common::{cache_list, check_equivalence, load_and_replay_with, replay_env};
+use super::params::ParamArgs;
 use super::CliError;
 use crate::chart::report;
 use crate::export::OutputDir;
@@ -36,14 +37,19 @@ pub struct ReportArgs {
     /// Cache model parameters (see `plancache run --help`).
     #[arg(long)]
     pub cache_config: Option<PathBuf>,
+    /// Parameters on the scenario files (--model, --ttl, --keepalive, --set).
+    #[command(flatten)]
+    pub params: ParamArgs,
 }
 
 pub fn report(args: ReportArgs) -> Result<(), CliError> {
     let strategies = super::common::strategies(&args.strategy)?;
     let caches = cache_list(&args.cache)?;
     super::common::check_out_dir(&args.out, "report writes a directory (charts, report.html)")?;
-    let env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
-    let run = replay_scenarios(&args.scenarios, &strategies, &caches, &env)?;
+    let mut env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
+    args.params.apply_env(&mut env);
+    let overrides = args.params.overrides();
+    let (_, run) = load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;
     // Written as one transaction: an interrupted or failed run leaves the previous report, and a
     // complete one replaces it, stale charts included.
     let out = OutputDir::begin(&args.out, "report").map_err(CliError::input)?;

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::common::{
-    cache_list, check_equivalence, check_outputs, context_overruns, load_and_replay, noop_notes,
-    prices, strategies, Output, OutputKind, Sink,
+    cache_list, check_equivalence, check_outputs, context_overruns, load_and_replay_with,
+    noop_notes, prices, strategies, Output, OutputKind, Sink,
 };
+use super::params::ParamArgs;
 use super::{output, CliError};
 use crate::cache::ModelPrice;
 use crate::export::{self, Exporter, Format};
@@ -20,6 +21,7 @@ use crate::export::{self, Exporter, Format};
   plancache run scenarios/auth-plan.toml --json | jq '.summary[0].hit_rate'
   plancache run scenarios --export-csv summary.csv --export-markdown -   # files and stdout at once
   plancache run my.toml --price input=2,output=8  # a model the bundled table does not know
+  plancache run my.toml --model claude-opus-4-6 --ttl 5m --set 'steps[5].wait.duration=20m'
 
 Machine output: --json prints run.json on standard output instead of the table; --export-json,
 --export-csv and --export-markdown write run.json, summary.csv and summary.md to a file each
@@ -64,6 +66,13 @@ pub struct RunArgs {
     /// message_ttl = "5m"); see docs/cache-models.md.
     #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
+    /// Parameters on the scenario files (--model, --ttl, --keepalive, --set).
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// The strategy the table's "× cost" and "Δ hit rate" columns and the verdicts compare
+    /// against (default: the first strategy run).
+    #[arg(long, value_name = "STRATEGY")]
+    pub reference: Option<String>,
 }
 
 /// The file outputs a command line asks for, checked before any work.
@@ -117,6 +126,14 @@ fn outputs(args: &RunArgs) -> Result<Outputs, CliError> {
             stdout_flags.join(" and ")
         )));
     }
+    // The files `--out D` writes, so an export naming one of them (`--export-csv
+    // D/summary.csv`) is refused before work instead of written twice.
+    let bundle: Vec<PathBuf> = args.out.as_ref().map_or_else(Vec::new, |dir| {
+        export::exporters(args.format.unwrap_or(Format::Csv))
+            .iter()
+            .map(|e| dir.join(e.file_name()))
+            .collect()
+    });
     let mut all: Vec<Output<'_>> = [
         ("--export-json", &args.export_json),
         ("--export-csv", &args.export_csv),
@@ -138,6 +155,11 @@ fn outputs(args: &RunArgs) -> Result<Outputs, CliError> {
             kind: OutputKind::Dir,
         });
     }
+    all.extend(bundle.iter().map(|path| Output {
+        flag: "--out",
+        path,
+        kind: OutputKind::File,
+    }));
     check_outputs(
         &all,
         &run_inputs(args),
@@ -157,16 +179,24 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     let strategies = strategies(&args.strategy)?;
     let caches = cache_list(&args.cache)?;
     let outs = outputs(&args)?;
-    let env = crate::engine::ReplayEnv {
+    let names: Vec<&str> = strategies.iter().map(|s| s.name()).collect();
+    let reference = reference(args.reference.as_deref(), &names)?;
+    let mut env = crate::engine::ReplayEnv {
         prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: super::common::cache_config(args.cache_config.as_deref())?,
         ..crate::engine::ReplayEnv::default()
     };
-    let (sessions, report) = load_and_replay(&args.scenarios, &strategies, &caches, &env)?;
+    args.params.apply_env(&mut env);
+    let (sessions, report) = load_and_replay_with(
+        &args.scenarios,
+        &args.params.overrides(),
+        &strategies,
+        &caches,
+        &env,
+    )?;
     for w in context_overruns(&report, &env.prices) {
         output::warn(&w);
     }
-    let names: Vec<&str> = strategies.iter().map(|s| s.name()).collect();
     let mut noted = std::collections::BTreeSet::new();
     for s in &sessions {
         for n in noop_notes(&s.scenario, Some(&names), Some(&caches)) {
@@ -182,7 +212,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         .map(|(sink, e)| Ok((sink, e.render(&report).map_err(CliError::input)?)))
         .collect::<Result<Vec<_>, CliError>>()?;
     if !outs.to_stdout() {
-        output::stdout_text(&table_text(&report))?;
+        output::stdout_text(&table_text(&report, reference))?;
     }
     for (sink, bytes) in rendered {
         sink.write(&bytes)?;
@@ -198,9 +228,43 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     check_equivalence(&report)
 }
 
-/// The comparison table with a bold header line.
-fn table_text(report: &crate::engine::RunReport) -> String {
-    let table = export::render_table(&report.summaries());
+/// The `--reference` strategy: one of those run (default: the first); none when only one runs.
+fn reference<'a>(given: Option<&'a str>, names: &[&'a str]) -> Result<Option<&'a str>, CliError> {
+    match given {
+        Some(r) if names.contains(&r) => Ok(Some(r)),
+        Some(r) => Err(CliError::input(format!(
+            "--reference {r}: not one of the strategies run ({}){}\n  hint: name one of them, or add it to --strategy",
+            names.join(", "),
+            crate::cache::pricing::did_you_mean(r, names.iter().copied())
+        ))),
+        None if names.len() > 1 => Ok(names.first().copied()),
+        None => Ok(None),
+    }
+}
+
+/// The comparison table with a bold header line; with several strategies, the columns relative
+/// to the reference and one verdict per scenario after it.
+fn table_text(report: &crate::engine::RunReport, reference: Option<&str>) -> String {
+    let rows = report.summaries();
+    let table = match reference {
+        Some(r) => {
+            let mut t = export::render_table_with(
+                &rows,
+                &export::reference::HEADERS,
+                &export::reference::cells(&rows, r),
+            );
+            let verdicts = export::reference::verdicts(&rows, r);
+            if !verdicts.is_empty() {
+                t.push('\n');
+                for v in verdicts {
+                    t.push_str(&v);
+                    t.push('\n');
+                }
+            }
+            t
+        }
+        None => export::render_table(&rows),
+    };
     match table.split_once('\n') {
         Some((header, rest)) => format!("{}\n{rest}", output::paint(output::HEADER, header)),
         None => table,

@@ -8,7 +8,9 @@ use super::common::{cache_config, cache_list, price_table};
 use super::CliError;
 use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
-use crate::import::discover::{discover, group, read_session, SessionFiles};
+use crate::import::discover::{
+    discover_readable, group, not_read_text, read_session, SessionFiles,
+};
 use crate::import::{Events, Harness};
 use crate::validate::{
     validate as run_validation, FirstRequest, SessionCache, SharedPrefix, ValidateOptions,
@@ -186,7 +188,11 @@ fn sessions_of(paths: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
     let mut out: Vec<SessionFiles> = Vec::new();
     for p in paths {
         if p.is_dir() {
-            for s in discover(p)? {
+            let found = discover_readable(p)?;
+            if !found.not_read.is_empty() {
+                super::output::warn(&not_read_text(&found.not_read));
+            }
+            for s in found.sessions {
                 files.extend(s.files().into_iter().map(|f| f.to_path_buf()));
             }
         } else {

@@ -209,19 +209,26 @@ impl Replayer<'_> {
                     .extend(self.strategy.announce(session, &t));
             }
             Step::Assistant(turn) => self.assistant(at, turn, main, trace)?,
-            Step::Approve(target) => {
-                let t = self.machine.approve(*target).map_err(|e| plan_err(at, e))?;
+            Step::Approve(a) => {
+                let t = self
+                    .machine
+                    .approve(a.target)
+                    .map_err(|e| plan_err(at, e))?;
                 main.advance(human, &at.place)?;
+                let clear = a.clear_context && t.plan_approved.is_some();
                 record(
                     trace,
                     at,
                     &main.name,
-                    format!("approve {}", target_str(*target)),
-                    describe(&t),
+                    format!("approve {}", target_str(a.target)),
+                    match clear {
+                        true => format!("{}; context cleared", describe(&t)),
+                        false => describe(&t),
+                    },
                     before,
                     t.to,
                 );
-                self.apply_answer(main, at, &t, None);
+                self.apply_answer(main, at, &t, None, clear);
             }
             Step::Decline(target) => {
                 let t = self.machine.decline(*target).map_err(|e| plan_err(at, e))?;
@@ -250,7 +257,7 @@ impl Replayer<'_> {
                     before,
                     t.to,
                 );
-                self.apply_answer(main, at, &t, Some(&feedback.clone().into_content()));
+                self.apply_answer(main, at, &t, Some(&feedback.clone().into_content()), false);
             }
             Step::Edit(p) => {
                 let plan = match (&p.plan_tokens, &p.plan) {
@@ -281,7 +288,7 @@ impl Replayer<'_> {
                     before,
                     t.to,
                 );
-                self.apply_answer(main, at, &t, None);
+                self.apply_answer(main, at, &t, None, false);
             }
             Step::Lead(resp) => {
                 let (t, request_id) = self
@@ -303,7 +310,7 @@ impl Replayer<'_> {
                     text: Some(f),
                     ..Content::default()
                 });
-                self.apply_answer(main, at, &t, feedback.as_ref());
+                self.apply_answer(main, at, &t, feedback.as_ref(), false);
             }
             Step::Agents(agents) => self.agents(at, agents, main, trace)?,
             Step::Compact(c) => {
@@ -487,6 +494,14 @@ impl Replayer<'_> {
         (segments, model)
     }
 
+    /// The settings of a request of `stream`: the TTL class the scenario's `ttl` asks for there.
+    fn settings(&self, stream: &str) -> RequestSettings {
+        RequestSettings {
+            cache_ttl: self.session.scenario.ttl.and_then(|t| t.for_stream(stream)),
+            ..RequestSettings::default()
+        }
+    }
+
     /// Prices `request`, records its row as `kind`, and keeps its segments for the stream's next
     /// request.
     fn send(
@@ -519,8 +534,9 @@ impl Replayer<'_> {
     /// Keep-alive pings during a wait of `stream` that ends at `end_ms`: whenever `every_ms`
     /// has passed since the stream's last request or ping was sent (at the wait's start if
     /// that moment has already passed), the harness re-sends the stream's last request
-    /// unchanged (same segments, same model) with `max_tokens = 1`. Each ping is a priced
-    /// request of kind `keepalive` (1 output token); its reply is discarded, and the human's
+    /// unchanged (same segments, same model) with `max_tokens` = the scenario's
+    /// `keepalive_max_tokens` (1, or 0 for a pre-warm that generates nothing). Each ping is a
+    /// priced request of kind `keepalive` (that many output tokens); its reply is discarded, and the human's
     /// clock is not moved. A stream that has sent nothing since it started or was compacted has
     /// nothing to keep warm.
     fn keepalive(
@@ -546,10 +562,10 @@ impl Replayer<'_> {
                 step: at.step,
                 model: model.clone(),
                 sent_at_ms: due,
-                segments: stream.sent_segments(),
-                settings: RequestSettings::default(),
+                segments: stream.take_sent(),
+                settings: self.settings(&stream.name),
                 reply: Vec::new(),
-                output_tokens: 1,
+                output_tokens: u64::from(self.session.scenario.keepalive_max_tokens),
             };
             let mode = self.machine.mode();
             self.send(request, stream, mode, KEEPALIVE)?;
@@ -589,7 +605,7 @@ impl Replayer<'_> {
             model,
             sent_at_ms: main.clock_ms,
             segments,
-            settings: RequestSettings::default(),
+            settings: self.settings(&main.name),
             reply: vec![summary.clone()],
             output_tokens: summary.len() as u64,
         };
@@ -662,7 +678,7 @@ impl Replayer<'_> {
             model,
             sent_at_ms: stream.clock_ms,
             segments,
-            settings: RequestSettings::default(),
+            settings: self.settings(&stream.name),
             reply: vec![reply.clone()],
             output_tokens: reply.len() as u64 + turn.reasoning_tokens as u64,
         };
@@ -849,16 +865,24 @@ impl Replayer<'_> {
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let mut stream = Stream::new(&a.name, tools, main.clock_ms);
+            let mut system = session
+                .system_blocks(
+                    &a.system.to_vec(),
+                    &match &a.agent_type {
+                        Some(t) => format!("agent-type:{t}:system"),
+                        None => format!("agent:{}:system", a.name),
+                    },
+                )
+                .map_err(|e| scenario_err(at, e))?;
+            if let Some(env) = &a.environment {
+                system.push(
+                    session
+                        .environment_block(&format!("{}:{}", at.label, a.name), env)
+                        .map_err(|e| scenario_err(at, e))?,
+                );
+            }
             stream.agent = Some(AgentStream {
-                system: session
-                    .system_blocks(
-                        &a.system.to_vec(),
-                        &match &a.agent_type {
-                            Some(t) => format!("agent-type:{t}:system"),
-                            None => format!("agent:{}:system", a.name),
-                        },
-                    )
-                    .map_err(|e| scenario_err(at, e))?,
+                system,
                 model: a.model.clone(),
             });
             let prompt = session
@@ -958,13 +982,15 @@ impl Replayer<'_> {
     }
 
     /// Appends the tool result that answers a deferred plan tool, then the strategy's
-    /// announcements.
+    /// announcements. With `clear`, an approved plan restarts the conversation from the early
+    /// context blocks and the plan under every strategy (Claude Code's "clear context").
     fn apply_answer(
         &mut self,
         stream: &mut Stream,
         at: &At,
         t: &Transition,
         feedback: Option<&Content>,
+        clear: bool,
     ) {
         let session = self.session;
         let r = &session.scenario.reminders;
@@ -980,8 +1006,13 @@ impl Replayer<'_> {
             };
             let approval = session.message(Role::User, &label, source);
             let context = stream.context_segments();
-            self.strategy
-                .after_approval(session, &mut stream.conversation, &context, approval);
+            if clear {
+                stream.conversation = context;
+                stream.conversation.push(approval);
+            } else {
+                self.strategy
+                    .after_approval(session, &mut stream.conversation, &context, approval);
+            }
             // The strategy may rewrite the history (a fresh conversation, say).
             stream.touched(0);
             // A fresh conversation no longer holds the tool references it loaded.

@@ -72,9 +72,11 @@ impl Stream {
         }
     }
 
-    /// The segments of the stream's last request (what a keep-alive ping re-sends).
-    pub(super) fn sent_segments(&self) -> Vec<Arc<Segment>> {
-        self.sent.clone()
+    /// The segments of the stream's last request (what a keep-alive ping re-sends), moved out
+    /// rather than copied: the ping's request carries them and [`Stream::keep_sent`] puts them
+    /// back, so a ping costs no copy of the prompt's segment list.
+    pub(super) fn take_sent(&mut self) -> Vec<Arc<Segment>> {
+        std::mem::take(&mut self.sent)
     }
 
     /// The version in force of a system block: its edit, or the block itself.

@@ -7,6 +7,7 @@ mod bundle;
 mod csv_out;
 mod json;
 mod markdown;
+pub mod reference;
 mod table;
 pub mod target;
 
@@ -19,7 +20,7 @@ pub use bundle::OutputDir;
 pub use csv_out::{RequestsCsv, SummaryCsv};
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
-pub use table::render_table;
+pub use table::{render_table, render_table_with};
 
 /// One output format.
 pub trait Exporter {

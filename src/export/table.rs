@@ -4,7 +4,17 @@ use crate::metrics::SummaryRow;
 
 /// A plain-text table of summaries, columns aligned.
 pub fn render_table(rows: &[SummaryRow]) -> String {
-    let header = [
+    render_table_with(rows, &[], &[])
+}
+
+/// As [`render_table`], with extra right-aligned columns after the table's own (`extra[i]` are
+/// row i's cells).
+pub fn render_table_with(
+    rows: &[SummaryRow],
+    extra_header: &[&str],
+    extra: &[Vec<String>],
+) -> String {
+    let mut header = vec![
         "scenario",
         "strategy",
         "cache",
@@ -17,10 +27,12 @@ pub fn render_table(rows: &[SummaryRow]) -> String {
         "cost $",
         "TTFT ms",
     ];
-    let body: Vec<[String; 11]> = rows
+    header.extend_from_slice(extra_header);
+    let body: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| {
-            [
+        .enumerate()
+        .map(|(i, r)| {
+            let mut cells = vec![
                 r.scenario.clone(),
                 r.strategy.clone(),
                 r.cache.clone(),
@@ -32,13 +44,16 @@ pub fn render_table(rows: &[SummaryRow]) -> String {
                 format!("{:.1}%", r.hit_rate * 100.0),
                 format!("{:.4}", r.cost_usd),
                 format!("{:.0}", r.ttft_ms),
-            ]
+            ];
+            cells.extend(extra.get(i).cloned().unwrap_or_default());
+            cells.resize(header.len(), String::new());
+            cells
         })
         .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &body {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
+            *w = (*w).max(cell.chars().count());
         }
     }
     let line = |cells: Vec<&str>| {
@@ -57,7 +72,7 @@ pub fn render_table(rows: &[SummaryRow]) -> String {
             .trim_end()
             .to_string()
     };
-    let mut out = line(header.to_vec());
+    let mut out = line(header.clone());
     out.push('\n');
     for row in &body {
         out.push_str(&line(row.iter().map(String::as_str).collect()));

@@ -19,9 +19,15 @@ use crate::plan_mode::Mode;
 
 /// Parses a whole transcript. Never fails: what it cannot read is listed in `skipped`.
 pub fn parse(text: &str) -> Transcript {
+    parse_lines(text.lines().enumerate().map(|(i, l)| (i + 1, l)))
+}
+
+/// Parses a transcript given as its lines with their 1-based numbers (read one at a time, see
+/// [`super::Harness::read`]). Never fails: what it cannot read is listed in `skipped`.
+pub fn parse_lines<S: AsRef<str>>(numbered: impl IntoIterator<Item = (usize, S)>) -> Transcript {
     let mut p = Parser::default();
-    for (i, line) in text.lines().enumerate() {
-        p.line(i + 1, line);
+    for (n, line) in numbered {
+        p.line(n, line.as_ref());
     }
     let mut streams = p.streams;
     // The main stream first, subagents in order of appearance; drop streams with nothing in them.

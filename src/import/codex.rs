@@ -44,6 +44,12 @@ use crate::plan_mode::Mode;
 
 /// Parses a whole rollout. Never fails: what it cannot read is listed in `skipped`.
 pub fn parse(text: &str) -> Transcript {
+    parse_lines(text.lines().enumerate().map(|(i, l)| (i + 1, l)))
+}
+
+/// Parses a rollout given as its lines with their 1-based numbers (read one at a time, see
+/// [`super::Harness::read`]). Never fails: what it cannot read is listed in `skipped`.
+pub fn parse_lines<S: AsRef<str>>(numbered: impl IntoIterator<Item = (usize, S)>) -> Transcript {
     let mut items: Vec<Item> = Vec::new();
     let mut pending: Vec<Block> = Vec::new();
     let mut first_at: Option<u64> = None;
@@ -53,8 +59,8 @@ pub fn parse(text: &str) -> Transcript {
     let mut requests = 0usize;
     // The running total of the last counted `token_count` event (duplicates repeat it).
     let mut last_total: Option<Value> = None;
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
+    for (n, line) in numbered {
+        let line = line.as_ref();
         if line.trim().is_empty() {
             continue;
         }

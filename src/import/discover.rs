@@ -60,8 +60,59 @@ const MAX_DEPTH: usize = 6;
 
 /// A file, a session folder, a project folder or a projects folder (Claude Code
 /// ~/.claude/projects/<project>/<session>.jsonl + <session>/subagents/agent-*.jsonl;
-/// Codex ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl). Deterministic order.
+/// Codex ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl). Deterministic order. Strict: an entry
+/// that cannot be read is an error; [`discover_readable`] lists it and goes on.
 pub fn discover(root: &Path) -> Result<Vec<SessionFiles>, String> {
+    let found = discover_readable(root)?;
+    match found.not_read.first() {
+        Some(bad) => Err(format!("{bad}")),
+        None => Ok(found.sessions),
+    }
+}
+
+/// An entry of a searched folder that was not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotRead {
+    /// The entry, as found under the folder given.
+    pub path: PathBuf,
+    /// Why it was not read (`a FIFO, not a regular file`, `a symbolic link loop`, ...).
+    pub reason: String,
+}
+
+impl std::fmt::Display for NotRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.reason)
+    }
+}
+
+/// What a folder search found: the sessions whose files can be read, and the entries that
+/// cannot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The sessions, grouped as [`group`] does, from the readable files only.
+    pub sessions: Vec<SessionFiles>,
+    /// Transcript entries (`*.jsonl`) and folders that could not be read, in path order.
+    pub not_read: Vec<NotRead>,
+}
+
+/// The "not read" list as `account` and `validate` print it on standard error.
+pub fn not_read_text(not_read: &[NotRead]) -> String {
+    let mut out = format!(
+        "not read ({} entr{}; the rest was read):",
+        not_read.len(),
+        if not_read.len() == 1 { "y" } else { "ies" }
+    );
+    for n in not_read {
+        out.push_str(&format!("\n  {n}"));
+    }
+    out
+}
+
+/// [`discover`], going on past entries that are not readable regular files: a FIFO, a socket,
+/// a device, an unreadable file or folder, a symbolic link loop, a dangling link or a link to a
+/// folder named `*.jsonl` is listed in [`Found::not_read`] with its reason and the rest is read.
+/// Only a root that cannot be read, or a folder where nothing at all can be read, is an error.
+pub fn discover_readable(root: &Path) -> Result<Found, String> {
     let meta = std::fs::metadata(root).map_err(|e| {
         format!(
             "{}: cannot read: {e}\n  hint: give a transcript file or a folder of transcripts",
@@ -69,10 +120,16 @@ pub fn discover(root: &Path) -> Result<Vec<SessionFiles>, String> {
         )
     })?;
     if meta.is_file() {
-        return group(&[root.to_path_buf()]);
+        return Ok(Found {
+            sessions: group(&[root.to_path_buf()])?,
+            not_read: Vec::new(),
+        });
     }
     let mut files = Vec::new();
-    walk(root, 0, &mut files)?;
+    let mut not_read = Vec::new();
+    std::fs::read_dir(root)
+        .map_err(|e| format!("{}: cannot list the folder: {e}", root.display()))?;
+    walk(root, 0, &mut files, &mut not_read);
     // A session folder (`<project>/<session>/`, holding `subagents/`) belongs with its main file
     // `<project>/<session>.jsonl` beside it.
     if let Some(main) = main_beside_session_folder(root) {
@@ -81,21 +138,84 @@ pub fn discover(root: &Path) -> Result<Vec<SessionFiles>, String> {
         }
     }
     if files.is_empty() {
-        return Err(format!(
-            "{}: no transcript (*.jsonl) found\n  hint: give a session file, a session folder, or a projects folder such as ~/.claude/projects",
+        let mut message = format!(
+            "{}: no transcript (*.jsonl) found that can be read\n  hint: give a session file, a session folder, or a projects folder such as ~/.claude/projects",
             root.display()
-        ));
+        );
+        if !not_read.is_empty() {
+            message = format!("{message}\n{}", not_read_text(&not_read));
+        }
+        return Err(message);
     }
     files.sort();
-    group(&files)
+    Ok(Found {
+        sessions: group(&files)?,
+        not_read,
+    })
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    if depth > MAX_DEPTH {
-        return Ok(());
+/// Why the transcript entry `p` (a `*.jsonl` name) cannot be read as a regular file, if so.
+fn unreadable(p: &Path, link: bool) -> Option<String> {
+    let meta = match std::fs::metadata(p) {
+        Ok(m) => m,
+        // ELOOP: the link resolves to itself.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Some("a symbolic link loop".into())
+        }
+        Err(e) if link && e.kind() == std::io::ErrorKind::NotFound => {
+            let to = std::fs::read_link(p).map(|t| t.display().to_string());
+            return Some(format!(
+                "a dangling symbolic link (to {})",
+                to.unwrap_or_else(|_| "?".into())
+            ));
+        }
+        Err(e) => return Some(format!("cannot read: {e}")),
+    };
+    let kind = special_kind(&meta.file_type());
+    if meta.is_dir() {
+        return Some("a symbolic link to a folder (not followed)".into());
     }
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: cannot list the folder: {e}", dir.display()))?;
+    if let Some(kind) = kind {
+        return Some(format!("{kind}, not a regular file"));
+    }
+    // Opening a regular file never blocks; reading its first bytes tells a permission or I/O
+    // failure before the session is grouped.
+    match std::fs::File::open(p).and_then(|mut f| f.read(&mut [0u8; 1])) {
+        Ok(_) => None,
+        Err(e) => Some(format!("cannot read: {e}")),
+    }
+}
+
+/// The kind of a file that is neither a regular file nor a folder.
+fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else {
+        None
+    }
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, not_read: &mut Vec<NotRead>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            not_read.push(NotRead {
+                path: dir.to_path_buf(),
+                reason: format!("cannot list the folder: {e}"),
+            });
+            return;
+        }
+    };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for p in paths {
@@ -104,12 +224,14 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> 
             continue;
         };
         if meta.is_dir() {
-            walk(&p, depth + 1, out)?;
+            walk(&p, depth + 1, out, not_read);
         } else if p.extension().is_some_and(|e| e == "jsonl") {
-            out.push(p);
+            match unreadable(&p, meta.file_type().is_symlink()) {
+                None => out.push(p),
+                Some(reason) => not_read.push(NotRead { path: p, reason }),
+            }
         }
     }
-    Ok(())
 }
 
 fn main_beside_session_folder(dir: &Path) -> Option<PathBuf> {

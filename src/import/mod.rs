@@ -303,18 +303,31 @@ impl Harness {
         }
     }
 
-    /// Reads a log of this harness.
+    /// Reads a log of this harness, one line at a time: the file is never held whole, only the
+    /// line being parsed and what the parser keeps. A line that is not UTF-8 text is skipped
+    /// (listed in `skipped` with its line), not the file; a file past the input limit or that
+    /// cannot be read is an error naming it.
     pub fn read(self, path: &std::path::Path) -> Result<Transcript, String> {
-        let text = crate::budget::read_text(path, "transcript").map_err(|e| {
+        let fail = |e: String| {
             format!(
                 "{}: {e}\n  hint: check the path, or raise the limit it names",
                 path.display()
             )
-        })?;
-        let mut t = match self {
-            Harness::ClaudeCode => claude_code::parse(&text),
-            Harness::Codex => codex::parse(&text),
         };
+        let file =
+            std::fs::File::open(path).map_err(|e| fail(format!("cannot read transcript: {e}")))?;
+        let mut lines = LineReader::new(std::io::BufReader::new(file));
+        let mut t = match self {
+            Harness::ClaudeCode => claude_code::parse_lines(&mut lines),
+            Harness::Codex => codex::parse_lines(&mut lines),
+        };
+        if let Some(e) = lines.error {
+            return Err(fail(e));
+        }
+        t.lines += lines.not_text.len();
+        t.skipped.extend(lines.not_text);
+        // In line order, as each parser lists its own.
+        t.skipped.sort_by_key(|s| s.line);
         t.source = path.display().to_string();
         t.name = path
             .file_stem()
@@ -322,6 +335,86 @@ impl Harness {
             .unwrap_or("transcript")
             .to_string();
         Ok(t)
+    }
+}
+
+/// The lines of a transcript file as `(number, text)`, read one at a time within the input
+/// limit ([`crate::budget::max_input_bytes`]). Lines that are not UTF-8 are kept apart in
+/// `not_text`; a read error or a file past the limit ends the lines and is kept in `error`.
+struct LineReader<R> {
+    /// The file, buffered.
+    reader: R,
+    /// 1-based number of the last line read.
+    line: usize,
+    /// Bytes read so far.
+    bytes: u64,
+    /// Most bytes the file may have.
+    limit: u64,
+    /// Lines skipped because they are not UTF-8 text, with the byte where the text stops.
+    not_text: Vec<Skipped>,
+    /// Why reading stopped early, if it did.
+    error: Option<String>,
+}
+
+impl<R: std::io::BufRead> LineReader<R> {
+    fn new(reader: R) -> Self {
+        LineReader {
+            reader,
+            line: 0,
+            bytes: 0,
+            limit: crate::budget::max_input_bytes(),
+            not_text: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for LineReader<R> {
+    type Item = (usize, String);
+
+    fn next(&mut self) -> Option<(usize, String)> {
+        use std::io::{BufRead, Read};
+        loop {
+            if self.error.is_some() {
+                return None;
+            }
+            let mut buf = Vec::new();
+            let room = self.limit.saturating_sub(self.bytes).saturating_add(1);
+            let n = match (&mut self.reader).take(room).read_until(b'\n', &mut buf) {
+                Ok(0) => return None,
+                Ok(n) => n,
+                Err(e) => {
+                    self.error = Some(format!("cannot read transcript: {e}"));
+                    return None;
+                }
+            };
+            self.bytes += n as u64;
+            if self.bytes > self.limit {
+                self.error = Some(format!(
+                    "the transcript is larger than {} bytes (4 per token of the session budget; raise it with `--max-session-tokens N`)",
+                    self.limit
+                ));
+                return None;
+            }
+            self.line += 1;
+            // As `str::lines`: the line ends at `\n` or `\r\n`.
+            if buf.last() == Some(&b'\n') {
+                buf.pop();
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+            }
+            match String::from_utf8(buf) {
+                Ok(text) => return Some((self.line, text)),
+                Err(e) => self.not_text.push(Skipped {
+                    line: self.line,
+                    reason: format!(
+                        "not UTF-8 text (invalid byte at column {}); the line is skipped",
+                        e.utf8_error().valid_up_to() + 1
+                    ),
+                }),
+            }
+        }
     }
 }
 

@@ -931,7 +931,7 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
                     } else {
                         pre_plan = mode;
                         mode = Mode::Plan;
-                        Step::Approve(Target::Enter)
+                        Step::Approve(Target::Enter.into())
                     });
                     trailing_after_answer += size;
                     if let Some(j) = idx {
@@ -967,7 +967,7 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
                         ))));
                     } else {
                         call.plan_tokens = Some(clamp(size));
-                        plan_answer = Some(Step::Approve(Target::Exit));
+                        plan_answer = Some(Step::Approve(Target::Exit.into()));
                         // A session that started in plan mode leaves it for the default mode.
                         mode = match pre_plan {
                             Mode::Plan => Mode::Default,
@@ -1239,6 +1239,8 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
             })
             .unwrap_or_default(),
         deferred_tools: Default::default(),
+        ttl: None,
+        keepalive_max_tokens: 1,
         tools,
         // Reminders and plan-tool results are part of the recorded growth: zero-sized here so
         // they are not counted twice.

@@ -116,6 +116,10 @@ pub struct RequestSettings {
     pub web_search: bool,
     pub citations: bool,
     pub fast: bool,
+    /// The cache TTL class the harness asks for in this request (a scenario's `ttl`), which
+    /// breakpoint caches write where their configuration names none for the stream. Not part
+    /// of any level's salt: a TTL class is not prompt content.
+    pub cache_ttl: Option<Ttl>,
 }
 
 /// One API request: the full prompt as segments, plus what the cache models need to know about it.

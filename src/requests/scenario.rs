@@ -261,6 +261,8 @@ fn base(name: &str, first: &BuiltRequest) -> Scenario {
         },
         context: Vec::new(),
         deferred_tools: Deferral::default(),
+        ttl: None,
+        keepalive_max_tokens: 1,
         steps: Vec::new(),
     }
 }

@@ -62,7 +62,88 @@ pub struct Scenario {
     /// Sizes used by the `deferred-tools` strategy.
     #[serde(default)]
     pub deferred_tools: Deferral,
+    /// The cache TTL class the harness asks for, for every stream (`ttl = "1h"`) or per stream
+    /// (`ttl = { main = "1h", subagents = "5m" }`, as Claude Code's `promptCacheTtl` and
+    /// `subagentPromptCacheTtl`). Unset: the cache model's layout decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<TtlSchema>")]
+    pub ttl: Option<TtlSetting>,
+    /// `max_tokens` of the keep-alive pings (`wait = { ..., keepalive = "4m30s" }`): 1 (the
+    /// default) or 0, a pre-warm that generates nothing and is billed no output token.
+    #[serde(
+        default = "default_keepalive_max_tokens",
+        skip_serializing_if = "is_default_keepalive_max_tokens"
+    )]
+    pub keepalive_max_tokens: u32,
     pub steps: Vec<Step>,
+}
+
+fn default_keepalive_max_tokens() -> u32 {
+    1
+}
+
+fn is_default_keepalive_max_tokens(n: &u32) -> bool {
+    *n == default_keepalive_max_tokens()
+}
+
+/// The TTL class per stream: one for every stream, or the main stream's and the subagents'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum TtlSetting {
+    /// `ttl = "1h"`: every stream writes this class.
+    All(Ttl),
+    /// `ttl = { main = "1h", subagents = "5m" }`; an unset half leaves that stream to the layout.
+    PerStream(StreamTtls),
+}
+
+/// The per-stream form of [`TtlSetting`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StreamTtls {
+    /// The main conversation's class (Claude Code `promptCacheTtl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main: Option<Ttl>,
+    /// Every subagent stream's class (Claude Code `subagentPromptCacheTtl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<Ttl>,
+}
+
+impl TtlSetting {
+    /// The class the harness asks for in `stream` (`main` or a subagent's name), if it sets one.
+    pub fn for_stream(&self, stream: &str) -> Option<Ttl> {
+        match self {
+            TtlSetting::All(t) => Some(*t),
+            TtlSetting::PerStream(s) if stream == "main" => s.main,
+            TtlSetting::PerStream(s) => s.subagents,
+        }
+    }
+}
+
+/// The TTL setting as written: a class, or a table per stream.
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(untagged)]
+enum TtlSchema {
+    All(Ttl),
+    PerStream(StreamTtls),
+}
+
+impl<'de> Deserialize<'de> for TtlSetting {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let hint = "write ttl = \"1h\" or ttl = { main = \"1h\", subagents = \"5m\" }";
+        match toml::Value::deserialize(d)? {
+            v @ toml::Value::String(_) => Ttl::deserialize(v)
+                .map(TtlSetting::All)
+                .map_err(|e| serde::de::Error::custom(format!("{e}; {hint}"))),
+            table @ toml::Value::Table(_) => StreamTtls::deserialize(table)
+                .map(TtlSetting::PerStream)
+                .map_err(|e| serde::de::Error::custom(format!("{e}; {hint}"))),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a TTL class or a table per stream, found {}; {hint}",
+                other.type_str()
+            ))),
+        }
+    }
 }
 
 /// A named early context block (text, tokens or file, like [`Content`]).
@@ -392,8 +473,9 @@ pub enum Step {
     User(TextOrContent),
     /// One assistant reply, i.e. one API request.
     Assistant(Turn),
-    /// The user approves a pending EnterPlanMode or ExitPlanMode.
-    Approve(Target),
+    /// The user approves a pending EnterPlanMode or ExitPlanMode: `"enter"`, `"exit"`, or
+    /// `{ exit = true, clear_context = true }` (approve and implement in a cleared context).
+    Approve(#[schemars(with = "ApprovalSchema")] Approval),
     /// The user declines a pending EnterPlanMode.
     Decline(Target),
     /// The user rejects a pending ExitPlanMode with feedback.
@@ -425,6 +507,101 @@ pub enum Step {
     ReorderTools(Vec<String>),
     /// An offered tool's definition is re-rendered in place (a new schema or description).
     ReplaceTool(ToolDef),
+}
+
+/// An approval: which plan tool it answers and, for ExitPlanMode, whether the user chose to
+/// clear the context (Claude Code's "clear context and implement": the next request is tools,
+/// system, the early context blocks and the approved plan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Approval {
+    /// The pending plan tool the approval answers.
+    pub target: Target,
+    /// The conversation restarts from the approved plan (ExitPlanMode only).
+    pub clear_context: bool,
+}
+
+impl From<Target> for Approval {
+    fn from(target: Target) -> Self {
+        Approval {
+            target,
+            clear_context: false,
+        }
+    }
+}
+
+/// The table form of an approval.
+#[derive(Deserialize, Serialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+struct ApprovalTable {
+    /// Approves a pending EnterPlanMode.
+    #[serde(default, skip_serializing_if = "is_false")]
+    enter: bool,
+    /// Approves a pending ExitPlanMode.
+    #[serde(default, skip_serializing_if = "is_false")]
+    exit: bool,
+    /// With `exit`: clear the context and implement from the plan.
+    #[serde(default, skip_serializing_if = "is_false")]
+    clear_context: bool,
+}
+
+/// An approval as written: `"enter"`, `"exit"`, or `{ exit = true, clear_context = true }`.
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(untagged)]
+enum ApprovalSchema {
+    Target(Target),
+    Table(ApprovalTable),
+}
+
+impl Serialize for Approval {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if !self.clear_context {
+            return self.target.serialize(s);
+        }
+        ApprovalTable {
+            enter: self.target == Target::Enter,
+            exit: self.target == Target::Exit,
+            clear_context: true,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Approval {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let hint = "write approve = \"exit\", approve = \"enter\" or approve = { exit = true, clear_context = true }";
+        match toml::Value::deserialize(d)? {
+            v @ toml::Value::String(_) => Target::deserialize(v)
+                .map(Approval::from)
+                .map_err(|e| serde::de::Error::custom(format!("{e}; {hint}"))),
+            table @ toml::Value::Table(_) => {
+                let t = ApprovalTable::deserialize(table)
+                    .map_err(|e| serde::de::Error::custom(format!("{e}; {hint}")))?;
+                let target = match (t.enter, t.exit) {
+                    (false, true) => Target::Exit,
+                    (true, false) => Target::Enter,
+                    _ => {
+                        return Err(serde::de::Error::custom(format!(
+                            "an approval answers exactly one of `enter` or `exit`; {hint}"
+                        )))
+                    }
+                };
+                if t.clear_context && target == Target::Enter {
+                    return Err(serde::de::Error::custom(
+                        "`clear_context` applies to approving ExitPlanMode (the plan), not EnterPlanMode; write approve = { exit = true, clear_context = true }",
+                    ));
+                }
+                Ok(Approval {
+                    target,
+                    clear_context: t.clear_context,
+                })
+            }
+            other => Err(serde::de::Error::custom(format!(
+                "expected \"enter\", \"exit\" or a table, found {}; {hint}",
+                other.type_str()
+            ))),
+        }
+    }
 }
 
 /// A mid-session change to one block of the system prompt: a replacement (`tokens`, `text` or
@@ -493,6 +670,12 @@ pub struct AgentSpec {
     /// Size of the result returned to the main stream (default: its last reply's size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_tokens: Option<u32>,
+    /// The environment block Claude Code appends to a subagent's system prompt (working
+    /// directory, platform, date, git status), after the agent's own prompt. It is this spawn's
+    /// own content: no other spawn's prompt has the same bytes. See the `anthropic` cache's
+    /// `subagent_environment_breakpoint` for where the layout's breakpoint goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Content>,
     /// Its steps: `user`, `assistant` and `wait` only.
     pub steps: Vec<Step>,
 }
@@ -589,7 +772,8 @@ struct WaitTable {
     #[schemars(with = "String")]
     duration: Duration,
     /// Interval of the keep-alive pings (each re-sends the stream's last request with
-    /// `max_tokens = 1`); absent or `"off"`: no pings.
+    /// `max_tokens` = the scenario's `keepalive_max_tokens`, 1 by default); absent or `"off"`:
+    /// no pings.
     #[serde(
         default,
         with = "opt_keepalive_str",
@@ -674,6 +858,12 @@ mod opt_keepalive_str {
 }
 
 impl Scenario {
+    /// Sets (or, with `None`, clears) the scenario's TTL setting, as a `ttl` sweep axis over
+    /// user scenarios would.
+    pub fn set_ttl(&mut self, ttl: Option<TtlSetting>) {
+        self.ttl = ttl;
+    }
+
     /// Sets the keep-alive interval of every main-stream wait (`None`: no pings), as the
     /// `keepalive` sweep axis does.
     pub fn set_keepalive(&mut self, every: Option<Duration>) {

@@ -18,8 +18,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::format::{
-    AgentSpec, Blocks, Call, Content, ContextBlock, Deferral, Reminders, Scenario, Step, Target,
-    TextOrContent, Timing, ToolDef, Turn, WaitDuration,
+    AgentSpec, Approval, Blocks, Call, Content, ContextBlock, Deferral, Reminders, Scenario, Step,
+    Target, TextOrContent, Timing, ToolDef, Turn, WaitDuration,
 };
 use crate::plan_mode::{AllowedPrompt, Mode, PlanFiles};
 use crate::prompt::Encoding;
@@ -75,8 +75,13 @@ pub struct GeneratorParams {
     pub rejections: u32,
     /// Time the user reads the plan before each answer (`"2m"`, `"7m"`).
     pub review_wait: String,
-    /// Implementation requests after approval (edits and test runs).
+    /// Implementation requests after approval (edits and test runs); a closing reply follows
+    /// them, so a session makes `implementation_turns + 1` requests after the approval.
     pub implementation_turns: u32,
+    /// The user approves the plan with "clear context and implement" (`approve = { exit = true,
+    /// clear_context = true }`): the implementation starts from tools, system, the context
+    /// block and the plan.
+    pub clear_context: bool,
     /// Explore subagents launched in parallel during exploration (0 for none).
     pub subagents: u32,
     /// Requests per subagent.
@@ -106,6 +111,7 @@ impl Default for GeneratorParams {
             rejections: 0,
             review_wait: "2m".into(),
             implementation_turns: 8,
+            clear_context: false,
             subagents: 0,
             subagent_rounds: 4,
             subagent_system_tokens: 3000,
@@ -412,7 +418,7 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
                 ..Call::default()
             }],
         ));
-        steps.push(Step::Approve(Target::Enter));
+        steps.push(Step::Approve(Target::Enter.into()));
     } else {
         steps.push(Step::Mode(Mode::Plan));
     }
@@ -471,7 +477,10 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
         steps.push(exit(&mut rng));
     }
     steps.push(Step::Wait(WaitDuration::new(review)));
-    steps.push(Step::Approve(Target::Exit));
+    steps.push(Step::Approve(Approval {
+        target: Target::Exit,
+        clear_context: p.clear_context,
+    }));
     for k in 0..p.implementation_turns {
         let calls = if k % 3 == 2 {
             vec![Call {
@@ -519,6 +528,8 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
             Vec::new()
         },
         deferred_tools: Deferral::default(),
+        ttl: None,
+        keepalive_max_tokens: 1,
         steps,
     }
 }
@@ -546,6 +557,7 @@ fn subagents(p: &GeneratorParams, rng: &mut Rng) -> Vec<AgentSpec> {
                 prompt: TextOrContent::Content(tokens(rng.between(80, 300))),
                 model: None,
                 result_tokens: None,
+                environment: None,
                 steps,
             }
         })

@@ -261,6 +261,17 @@ fn validate(s: &Scenario, text: &str, path: &Path) -> Result<(), ScenarioError> 
         "reminders.enter_declined",
         path,
     )?;
+    if s.keepalive_max_tokens > 1 {
+        return Err(ScenarioError::new(
+            path,
+            Some("keepalive_max_tokens".into()),
+            format!(
+                "is {}; a keep-alive ping generates at most 1 token",
+                s.keepalive_max_tokens
+            ),
+        )
+        .with_hint("write keepalive_max_tokens = 0 (a pre-warm) or 1 (the default)"));
+    }
     let lines = step_lines(text);
     if s.steps.is_empty() {
         return Err(ScenarioError::new(path, Some("steps".into()), "no steps")
@@ -483,6 +494,9 @@ fn check_step(
                     check_content(c, &what, path)?;
                 }
                 check_content(&a.prompt.clone().into_content(), &what, path)?;
+                if let Some(env) = &a.environment {
+                    check_content(env, &format!("{what} environment"), path)?;
+                }
                 for (k, st) in a.steps.iter().enumerate() {
                     let inner = format!("{what} step {}", k + 1);
                     let mut agent_tools = tools.clone();

@@ -2,15 +2,17 @@
 //!
 //! `format` holds the serde types (the file format, documented in `docs/scenario-format.md`),
 //! `load` reads and validates a file with errors that name the file, line, column and a fix, and
+//! `params` applies `--model` / `--keepalive` / `--set` to a file's TOML before it is loaded, and
 //! `session` turns a scenario into ready-made segments (tools, system, reminders) for replay.
 
 pub mod format;
 pub mod generate;
 mod load;
 pub mod messages;
+pub mod params;
 mod session;
 
 pub use format::*;
 pub use generate::{generate, to_toml, GeneratorParams, TokenRange};
 pub use load::{load_file, load_str, ScenarioError, MAX_TOKENS};
-pub use session::{tool_access, Session, Tool, DEFAULT_WRITE_TOOLS};
+pub use session::{tool_access, Session, Tool, DEFAULT_WRITE_TOOLS, ENVIRONMENT_SUFFIX};

@@ -8,6 +8,10 @@ use super::load::{step_lines, step_place, ScenarioError};
 use crate::plan_mode::PlanFiles;
 use crate::prompt::{Level, Role, Segment, SegmentKind, TokenSource, Tokenizer};
 
+/// Label suffix of a subagent's environment block (the trailing block of its system prompt);
+/// breakpoint layouts find the block by it.
+pub const ENVIRONMENT_SUFFIX: &str = ":environment";
+
 /// Write tools by name when a scenario does not say (Claude Code's file- and system-changing tools).
 pub const DEFAULT_WRITE_TOOLS: &[&str] = &["Edit", "Write", "Bash", "NotebookEdit", "MultiEdit"];
 
@@ -377,6 +381,21 @@ impl Session {
         prefix: &str,
     ) -> Result<Vec<Arc<Segment>>, ScenarioError> {
         self.maker().blocks(blocks, prefix)
+    }
+
+    /// A subagent's environment block (`environment` of an agent), a system block labelled
+    /// `<prefix>:environment`: a count-only block is this spawn's own content.
+    pub fn environment_block(
+        &self,
+        prefix: &str,
+        content: &Content,
+    ) -> Result<Arc<Segment>, ScenarioError> {
+        self.maker().content(
+            Level::System,
+            SegmentKind::System,
+            &format!("{prefix}{ENVIRONMENT_SUFFIX}"),
+            content,
+        )
     }
 
     /// A named context block's replacement (an `edit_context` at step `step`, 0-based).
