@@ -16,6 +16,7 @@ mod run;
 mod schema;
 mod sweep;
 mod validate;
+mod workload;
 
 use std::fmt;
 
@@ -86,6 +87,7 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     Schema(schema::SchemaArgs),
     Account(account::AccountArgs),
+    Workload(workload::WorkloadArgs),
     Completions(completions::CompletionsArgs),
     Man(completions::ManArgs),
 }
@@ -137,6 +139,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Generate(args) => generate::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Account(args) => account::run(args),
+        Command::Workload(args) => workload::workload(args),
         Command::Completions(args) => completions::completions(args),
         Command::Man(args) => completions::man(args),
     }
