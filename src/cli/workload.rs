@@ -169,6 +169,7 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
         opts: BuildOptions {
             model: args.model.clone(),
             keepalive_ms: args.keepalive.flatten().map(|d| d.as_millis() as u64),
+            shared_pool: false,
         },
         prices,
     };
@@ -503,18 +504,13 @@ fn ttl_curve(
     let mut series = Vec::new();
     for &k in keeps {
         let mut pts = Vec::new();
-        let ctx_k = Ctx {
-            traces: Vec::new(),
-            starts: Vec::new(),
-            opts: BuildOptions {
-                model: ctx.opts.model.clone(),
-                keepalive_ms: k.map(|d| d.as_millis() as u64),
-            },
-            prices: ctx.prices.clone(),
+        let opts = BuildOptions {
+            keepalive_ms: k.map(|d| d.as_millis() as u64),
+            ..ctx.opts.clone()
         };
         for &t in ttls {
             let s = spec.clone().with_ttl(t).map_err(input)?;
-            let res = replay::run(&ctx.traces, &ctx.starts, &s, &ctx_k.opts, &ctx.prices)
+            let res = replay::run(&ctx.traces, &ctx.starts, &s, &opts, &ctx.prices)
                 .map_err(input)?;
             let (_, all) = replay::totals(ctx.traces.len(), &res);
             text.push_str(&sweep_line(&format!("{} / {}", show(Some(t)), show(k)), &all));

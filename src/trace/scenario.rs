@@ -242,7 +242,7 @@ fn stream_scenario(trace: &Trace, s: &TraceStream) -> TraceScenario {
             None => b.append(target),
             Some(p) => {
                 let n = shared(&p.hash_ids, &r.hash_ids);
-                if (n as u64) * bs < stat {
+                if (n as u64) < stat / bs {
                     notes.push(format!(
                         "request {k}: shares {} tokens with the previous one, less than the static prefix ({stat}); replayed as a conversation rewrite",
                         n as u64 * bs

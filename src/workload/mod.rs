@@ -1,10 +1,10 @@
 //! Many sessions on one cache: block-hash traces replayed as one arrival stream.
 //!
 //! Each trace is a session of streams (main and subagents). Its requests become
-//! [`Request`]s whose segments are its hash blocks: one synthetic 64-token run per distinct
-//! (trace, hash id), shared by every request that names it, so equal hashes are equal prefixes
-//! (ids are local to a trace, so sessions share no content); the tokens of a prompt past its
-//! last full block are a tail of their own. Blocks inside the header's `tool_tokens` are at the
+//! [`Request`]s whose tokens are its hash blocks: one synthetic 64-token run per distinct
+//! (trace, hash id), so equal hashes are equal prefixes (ids are local to a trace, so sessions
+//! share no content); `segments` says how a prompt is cut into segments and what its tail (the
+//! tokens past its last full block) holds. Blocks inside the header's `tool_tokens` are at the
 //! tools level, then `system_tokens` at the system level, the rest are messages.
 //!
 //! Sessions start at their recorded time (kv-cache-tester traces all start at 0), on a seeded
@@ -15,13 +15,9 @@ pub mod curve;
 pub mod kv;
 pub mod replay;
 pub mod schedule;
+mod segments;
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
-use crate::prompt::{Level, Request, Role, Segment, SegmentKind};
+use crate::prompt::Request;
 use crate::trace::Trace;
 use schedule::Timed;
 
@@ -139,41 +135,10 @@ pub struct BuildOptions {
     /// Interval of keep-alive pings during idle gaps longer than it (each re-sends the stream's
     /// last request with one output token); `None`: no pings.
     pub keepalive_ms: Option<u64>,
-}
-
-/// Segments of one trace: one per distinct hash id, shared by every request naming it.
-struct Blocks<'a> {
-    trace: &'a Trace,
-    seen: HashMap<(u64, Level), Arc<Segment>>,
-}
-
-impl Blocks<'_> {
-    fn block(&mut self, hash: u64, level: Level) -> Arc<Segment> {
-        let (trace, bs) = (self.trace, self.trace.block_size);
-        self.seen
-            .entry((hash, level))
-            .or_insert_with(|| {
-                let id = xxh3_64_with_seed(trace.id.as_bytes(), hash ^ level as u64);
-                segment(id, level, format!("hash:{hash}"), bs)
-            })
-            .clone()
-    }
-}
-
-fn segment(id: u64, level: Level, label: String, n: u64) -> Arc<Segment> {
-    let n = n.min(u32::MAX as u64) as u32;
-    Arc::new(Segment {
-        id,
-        level,
-        kind: match level {
-            Level::Tools => SegmentKind::Tool,
-            Level::System => SegmentKind::System,
-            Level::Messages => SegmentKind::Message(Role::User),
-        },
-        label,
-        tokens: synthetic(id, n).into(),
-        breakpoint: None,
-    })
+    /// Every session shares the cache: stream names carry the trace id (`trace_0001/main`) so
+    /// they stay distinct; otherwise a stream keeps its own name (`main`, which Anthropic-style
+    /// caches treat as the main thread).
+    pub shared_pool: bool,
 }
 
 /// Every request of session `si` (starting at `start`), as timed requests with their
@@ -185,33 +150,23 @@ pub fn session_requests(
     stream0: usize,
     opts: &BuildOptions,
 ) -> Vec<(RequestRef, Timed)> {
-    let mut blocks = Blocks {
-        trace,
-        seen: HashMap::new(),
-    };
-    let bs = trace.block_size;
+    let mut blocks = segments::Blocks::new(trace);
     let mut out = Vec::new();
     for (ti, s) in trace.streams.iter().enumerate() {
-        let name = format!("{}/{}", trace.id, s.name);
+        let name = if opts.shared_pool {
+            format!("{}/{}", trace.id, s.name)
+        } else {
+            s.name.clone()
+        };
+        let mut prev = segments::Stream::default();
+        let levels = segments::Levels {
+            tools: s.tool_tokens,
+            system: s.system_tokens,
+        };
         for (ri, r) in s.requests.iter().enumerate() {
-            let level = |i: u64| {
-                if i * bs < s.tool_tokens {
-                    Level::Tools
-                } else if i * bs < s.tool_tokens + s.system_tokens {
-                    Level::System
-                } else {
-                    Level::Messages
-                }
-            };
-            let mut segments: Vec<Arc<Segment>> = (r.hash_ids.iter().enumerate())
-                .map(|(i, &h)| blocks.block(h, level(i as u64)))
-                .collect();
-            let tail = r.input_tokens.saturating_sub(r.hash_ids.len() as u64 * bs);
-            if tail > 0 {
-                let key = format!("{}/{}/{ri}", trace.id, s.name);
-                let id = xxh3_64_with_seed(key.as_bytes(), 0x7461_696c);
-                segments.push(segment(id, Level::Messages, "tail".into(), tail));
-            }
+            let next = s.requests.get(ri + 1).map(|n| n.hash_ids.as_slice());
+            let key = format!("{}/{}/{ri}", trace.id, s.name);
+            let segments = prev.prompt(&mut blocks, &r.hash_ids, r.input_tokens, next, levels, &key);
             let sent = start + r.sent_at_ms;
             let request = Request {
                 index: out.len(),
@@ -283,15 +238,6 @@ fn pings(
         t += every;
     }
     out
-}
-
-/// Distinct, deterministic token ids for count-only content `id`, over the whole 32-bit range so
-/// that two different blocks' first tokens collide about once in 4 billion breaks (a collision
-/// would let a token-level cache read one token past a block-level break).
-fn synthetic(id: u64, n: u32) -> Vec<u32> {
-    (0..n as u64)
-        .map(|i| xxh3_64_with_seed(&i.to_le_bytes(), id) as u32)
-        .collect()
 }
 
 /// The recorded model, or the bundled default when the trace names none.

@@ -149,7 +149,11 @@ pub fn run(
     for i in 1..traces.len() {
         stream0[i] = stream0[i - 1] + traces[i - 1].streams.len();
     }
-    let timed = |i: usize| session_requests(&traces[i], i, starts[i], stream0[i], opts);
+    let opts = BuildOptions {
+        shared_pool: is_engine(&spec.name),
+        ..opts.clone()
+    };
+    let timed = |i: usize| session_requests(&traces[i], i, starts[i], stream0[i], &opts);
     if is_engine(&spec.name) {
         let all: Vec<_> = (0..traces.len()).flat_map(timed).collect();
         return replay_one(traces, all, build()?.as_mut(), prices);
