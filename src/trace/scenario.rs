@@ -7,8 +7,9 @@
 //!   sizes (the rest as one `OtherTools` definition), then one system block of `system_tokens`,
 //!   so toolset-swap and system-swap re-render the real sizes;
 //! - the conversation: request k shares its first `shared_k` hash blocks with request k-1. When
-//!   it shares all of them, the prompt grew: the previous reply (`out`) is kept and the rest of
-//!   the growth is one user message. When it shares fewer, the conversation was rewritten at
+//!   it shares all of them, the prompt grew: the previous reply is kept and the rest of the
+//!   growth is one user message (`out` counts thinking, which later prompts do not repeat, so
+//!   the visible reply is at most what the prompt grew by; the rest is reasoning). When it shares fewer, the conversation was rewritten at
 //!   block `shared_k` (a compaction, a cleared tool result): a `compact` step that sends no
 //!   request keeps the whole messages before that point and the new content follows.
 //!   Appended content is split into messages at every block position a later request breaks
@@ -132,6 +133,11 @@ fn shared(a: &[u64], b: &[u64]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
+/// `next` shares every hash block of `prev`.
+fn continues(prev: &[u64], next: &[u64]) -> bool {
+    next.len() >= prev.len() && next[..prev.len()] == *prev
+}
+
 /// The messages of the conversation being rebuilt, and the steps that build it.
 struct Builder {
     /// Size of each message of the conversation, in order.
@@ -151,6 +157,9 @@ impl Builder {
         let start = self.total();
         let mut at = start;
         let mut out = Vec::new();
+        if n == 0 {
+            return out;
+        }
         for &c in self.cuts.range(start + 1..start + n) {
             out.push(c - at);
             at = c;
@@ -256,15 +265,23 @@ fn stream_scenario(trace: &Trace, s: &TraceStream) -> TraceScenario {
                 }
             }
         }
+        // `out` counts thinking too, which the next prompt does not repeat: when the next request
+        // continues this prompt, the visible reply is at most what the prompt grew by.
+        let visible = match s.requests.get(k + 1) {
+            Some(nx) if continues(&r.hash_ids, &nx.hash_ids) => r
+                .output_tokens
+                .min(nx.input_tokens.saturating_sub(r.input_tokens)),
+            _ => r.output_tokens,
+        };
         b.steps.push(Step::Assistant(Turn {
-            tokens: Some(clamp(r.output_tokens)),
+            tokens: Some(clamp(visible)),
             text: None,
-            reasoning_tokens: 0,
+            reasoning_tokens: clamp(r.output_tokens - visible),
             model: (!r.model.is_empty() && r.model != model).then(|| r.model.clone()),
             calls: Vec::new(),
             unlogged: false,
         }));
-        b.msgs.push(r.output_tokens);
+        b.msgs.push(visible);
         prev = Some(r);
     }
     let (tools, system) = static_prefix(tool_tokens, system_tokens);
