@@ -65,11 +65,7 @@ fn cached(r: &[replay::Priced]) -> Vec<u64> {
 fn two_sessions_on_a_paged_pool_one_block_too_small_evict_what_lru_says() {
     let dir = tempfile::tempdir().unwrap();
     let traces = pair(dir.path());
-    let paged = |b| {
-        CacheSpec::new("paged")
-            .unwrap()
-            .with_kv_blocks(Some(b))
-    };
+    let paged = |b| CacheSpec::new("paged").unwrap().with_kv_blocks(Some(b));
     let opts = BuildOptions::default();
     // vLLM rules (src/cache/paged.rs): a hit is 16 × min(matched, ⌊(N−1)/16⌋); a request caches
     // the whole blocks of prompt + output − 1 (here the prompt: 2 or 3 blocks); a finishing
@@ -114,13 +110,21 @@ fn capacity_curve_marks_the_knee_derived_by_hand() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // From the test above: 4 blocks read 48 of 160 tokens (30%), 5 or more read 64 (40%, the
     // unbounded figure; 6 distinct blocks never need more than 6 slots). The knee, the
     // smallest pool within one point of unbounded, is 5 blocks = 80 tokens.
     assert!(stdout.contains("knee: 5 blocks (80 tokens)"), "{stdout}");
     let csv = std::fs::read_to_string(out.path().join("workload_sweep.csv")).unwrap();
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     let hits: Vec<(&str, &str)> = rows.iter().map(|r| (r[1], r[10])).collect();
     assert_eq!(
         hits,
@@ -162,7 +166,9 @@ fn direct(t: &Trace, s: &trace::TraceStream) -> Vec<u64> {
 fn older_match_is_longer(t: &Trace, si: usize, k: usize) -> bool {
     let ids = &t.streams[si].requests[k].hash_ids;
     let lead = |o: &[u64]| o.iter().zip(ids).take_while(|(a, b)| a == b).count();
-    let prev = k.checked_sub(1).map_or(0, |j| lead(&t.streams[si].requests[j].hash_ids));
+    let prev = k
+        .checked_sub(1)
+        .map_or(0, |j| lead(&t.streams[si].requests[j].hash_ids));
     let at = t.streams[si].requests[k].sent_at_ms;
     t.streams.iter().enumerate().any(|(sj, s)| {
         s.requests
@@ -176,10 +182,12 @@ fn older_match_is_longer(t: &Trace, si: usize, k: usize) -> bool {
 #[test]
 fn ideal_workload_equals_the_direct_count_of_shared_leading_blocks() {
     // The 8 smallest-numbered traces (one with a subagent) keep this debug-build test fast.
-    let traces: Vec<Trace> = ["0001", "0009", "0017", "0033", "0041", "0049", "0057", "0065"]
-        .iter()
-        .map(|n| trace::read(&fixtures().join(format!("trace_{n}.json"))).unwrap())
-        .collect();
+    let traces: Vec<Trace> = [
+        "0001", "0009", "0017", "0033", "0041", "0049", "0057", "0065",
+    ]
+    .iter()
+    .map(|n| trace::read(&fixtures().join(format!("trace_{n}.json"))).unwrap())
+    .collect();
     // One model for every request: caches are per model, the direct count is not.
     let opts = BuildOptions {
         model: Some("claude-sonnet-4-5".into()),
@@ -192,7 +200,10 @@ fn ideal_workload_equals_the_direct_count_of_shared_leading_blocks() {
         let s = &t.streams[p.at.stream];
         let want = direct(t, s)[p.at.request];
         direct_sum += want;
-        assert_eq!(p.outcome.prompt_tokens, s.requests[p.at.request].input_tokens);
+        assert_eq!(
+            p.outcome.prompt_tokens,
+            s.requests[p.at.request].input_tokens
+        );
         if older_match_is_longer(t, p.at.stream, p.at.request) {
             // A request returning to an older prefix (after a compaction) reads more.
             assert!(p.outcome.cached_tokens >= want);
@@ -252,7 +263,12 @@ fn import_trace_round_trips_through_run() {
             .collect();
         assert_eq!(rows.len(), stream.requests.len(), "{name}");
         let hits = prefix::consecutive_hits(stream, t.block_size);
-        let longest_reply = stream.requests.iter().map(|r| r.output_tokens).max().unwrap();
+        let longest_reply = stream
+            .requests
+            .iter()
+            .map(|r| r.output_tokens)
+            .max()
+            .unwrap();
         let (mut read, mut shared) = (0u64, 0u64);
         for (k, (row, r)) in rows.iter().zip(&stream.requests).enumerate() {
             // Every replayed prompt has the recorded size...
@@ -301,7 +317,11 @@ fn bad_trace_input_exits_2_naming_file_request_and_hint() {
         );
     }
     // A directory to import needs --out; an unknown --kind is refused; both exit 2.
-    let o = bin().args(["import", "trace"]).arg(dir.path()).output().unwrap();
+    let o = bin()
+        .args(["import", "trace"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let o = bin()
         .args(["import", "trace", "--kind", "csv"])

@@ -76,7 +76,9 @@ pub struct WorkloadArgs {
 fn parse_count(s: &str) -> Result<u64, String> {
     match Axis::parse(&format!("kv-blocks={s}")) {
         Ok(Axis::KvBlocks(v)) if v.len() == 1 => Ok(v[0]),
-        _ => Err(format!("`{s}`: expected a block count such as 4096, 64k or 1M")),
+        _ => Err(format!(
+            "`{s}`: expected a block count such as 4096, 64k or 1M"
+        )),
     }
 }
 
@@ -115,9 +117,9 @@ fn read_all(paths: &[PathBuf]) -> Result<Vec<Trace>, CliError> {
 /// The pool size `--kv-blocks` / `--kv-gib` ask for, in blocks.
 fn kv_blocks(args: &WorkloadArgs) -> Result<Option<u64>, CliError> {
     match args.kv_gib {
-        Some(g) if !(g.is_finite() && g > 0.0) => {
-            Err(CliError::input(format!("--kv-gib {g}: must be a positive number")))
-        }
+        Some(g) if !(g.is_finite() && g > 0.0) => Err(CliError::input(format!(
+            "--kv-gib {g}: must be a positive number"
+        ))),
         Some(g) => {
             let m = kv::lookup(&args.kv_model).map_err(CliError::input)?;
             Ok(Some(kv::tokens_in(g, m) / replay::KV_BLOCK_TOKENS))
@@ -198,7 +200,10 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
     }
     print!("{}", table(&ctx, &rows, args.per_session));
     if let Some(out) = &args.out {
-        write(&out.join("workload_sessions.csv"), &sessions_csv(&ctx, &rows)?)?;
+        write(
+            &out.join("workload_sessions.csv"),
+            &sessions_csv(&ctx, &rows)?,
+        )?;
         write(&out.join("workload.csv"), &totals_csv(&rows)?)?;
     }
     Ok(())
@@ -333,7 +338,10 @@ fn sessions_csv(ctx: &Ctx, rows: &[Row]) -> Result<String, CliError> {
 }
 
 fn totals_csv(rows: &[Row]) -> Result<String, CliError> {
-    let header: Vec<&str> = ["cache"].into_iter().chain(COLUMNS.iter().copied()).collect();
+    let header: Vec<&str> = ["cache"]
+        .into_iter()
+        .chain(COLUMNS.iter().copied())
+        .collect();
     let out = rows
         .iter()
         .map(|r| {
@@ -379,8 +387,12 @@ fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliE
                 text.push_str(&capacity(args, ctx, spec, sizes, &mut rows)?);
             }
         } else if ttls.is_some() || keeps.is_some() {
-            let t = ttls.clone().unwrap_or_else(|| vec![args.ttl.unwrap_or(Duration::from_secs(300))]);
-            let k = keeps.clone().unwrap_or_else(|| vec![args.keepalive.flatten()]);
+            let t = ttls
+                .clone()
+                .unwrap_or_else(|| vec![args.ttl.unwrap_or(Duration::from_secs(300))]);
+            let k = keeps
+                .clone()
+                .unwrap_or_else(|| vec![args.keepalive.flatten()]);
             text.push_str(&ttl_curve(args, ctx, spec, &t, &k, &mut rows)?);
         }
     }
@@ -452,8 +464,9 @@ fn capacity(
             k,
             k as u64 * replay::KV_BLOCK_TOKENS
         ),
-        None => "knee: beyond the largest pool swept (no pool within 1 point of unbounded)\n"
-            .into(),
+        None => {
+            "knee: beyond the largest pool swept (no pool within 1 point of unbounded)\n".into()
+        }
     });
     rows.push(SweepRow {
         cache: spec.name.clone(),
@@ -510,10 +523,13 @@ fn ttl_curve(
         };
         for &t in ttls {
             let s = spec.clone().with_ttl(t).map_err(input)?;
-            let res = replay::run(&ctx.traces, &ctx.starts, &s, &opts, &ctx.prices)
-                .map_err(input)?;
+            let res =
+                replay::run(&ctx.traces, &ctx.starts, &s, &opts, &ctx.prices).map_err(input)?;
             let (_, all) = replay::totals(ctx.traces.len(), &res);
-            text.push_str(&sweep_line(&format!("{} / {}", show(Some(t)), show(k)), &all));
+            text.push_str(&sweep_line(
+                &format!("{} / {}", show(Some(t)), show(k)),
+                &all,
+            ));
             pts.push(point(t.as_secs_f64() / 60.0, &all));
             rows.push(SweepRow {
                 cache: spec.name.clone(),
@@ -548,10 +564,20 @@ fn sweep_csv(rows: &[SweepRow]) -> Result<String, CliError> {
         .map(|r| {
             let mut f = vec![
                 r.cache.clone(),
-                r.kv_blocks
-                    .map_or(if r.ttl.is_none() { "unbounded".into() } else { String::new() }, |b| b.to_string()),
+                r.kv_blocks.map_or(
+                    if r.ttl.is_none() {
+                        "unbounded".into()
+                    } else {
+                        String::new()
+                    },
+                    |b| b.to_string(),
+                ),
                 r.ttl.map_or(String::new(), |t| show(Some(t))),
-                if r.ttl.is_some() { show(r.keepalive) } else { String::new() },
+                if r.ttl.is_some() {
+                    show(r.keepalive)
+                } else {
+                    String::new()
+                },
             ];
             f.extend(fields(&r.all, None).into_iter().take(8));
             f
@@ -617,7 +643,13 @@ pub fn import_trace(path: &Path, kind: Option<&str>, out: Option<&Path>) -> Resu
 fn file_name(id: &str, stream: &str) -> String {
     let safe = |s: &str| {
         s.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect::<String>()
     };
     if stream == "main" {
@@ -628,6 +660,9 @@ fn file_name(id: &str, stream: &str) -> String {
 }
 
 fn sibling(out: &Path, stream: &str) -> PathBuf {
-    let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+    let stem = out
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("scenario");
     out.with_file_name(file_name(stem, stream))
 }

@@ -174,7 +174,9 @@ impl Builder {
     fn append(&mut self, n: u64) {
         for p in self.pieces(n) {
             self.steps
-                .push(Step::User(TextOrContent::Content(Content::tokens(clamp(p)))));
+                .push(Step::User(TextOrContent::Content(Content::tokens(clamp(
+                    p,
+                )))));
             self.msgs.push(p);
         }
     }
@@ -203,7 +205,9 @@ impl Builder {
         self.msgs.push(first);
         for &p in pieces.iter().skip(1) {
             self.steps
-                .push(Step::User(TextOrContent::Content(Content::tokens(clamp(p)))));
+                .push(Step::User(TextOrContent::Content(Content::tokens(clamp(
+                    p,
+                )))));
             self.msgs.push(p);
         }
     }

@@ -52,7 +52,8 @@ impl Axis {
     /// Parses `kv-blocks=LO..HI` (log steps) or `kv-blocks=A,B,C`, `ttl=5m,1h`,
     /// `keepalive=off,4m30s`.
     pub fn parse(s: &str) -> Result<Axis, String> {
-        let hint = "expected kv-blocks=1k..1M (or a list 1k,4k,16k), ttl=5m,1h or keepalive=off,4m30s";
+        let hint =
+            "expected kv-blocks=1k..1M (or a list 1k,4k,16k), ttl=5m,1h or keepalive=off,4m30s";
         let bad = |what: &str| format!("--sweep {s}: {what} ({hint})");
         let (key, vals) = s.split_once('=').ok_or_else(|| bad("no `=`"))?;
         match key {
@@ -78,7 +79,13 @@ impl Axis {
             "keepalive" => {
                 let v: Option<Vec<Option<Duration>>> = vals
                     .split(',')
-                    .map(|x| if x == "off" { Some(None) } else { duration(x).map(Some) })
+                    .map(|x| {
+                        if x == "off" {
+                            Some(None)
+                        } else {
+                            duration(x).map(Some)
+                        }
+                    })
                     .collect();
                 v.map(Axis::Keepalive)
                     .ok_or_else(|| bad("not a list of durations or `off`"))
@@ -261,7 +268,9 @@ mod tests {
             Axis::Keepalive(vec![None, Some(Duration::from_secs(270))])
         );
         assert!(Axis::parse("kv-blocks=9..2").is_err());
-        assert!(Axis::parse("size=3").unwrap_err().contains("unknown parameter"));
+        assert!(Axis::parse("size=3")
+            .unwrap_err()
+            .contains("unknown parameter"));
     }
 
     #[test]

@@ -166,7 +166,8 @@ pub fn session_requests(
         for (ri, r) in s.requests.iter().enumerate() {
             let next = s.requests.get(ri + 1).map(|n| n.hash_ids.as_slice());
             let key = format!("{}/{}/{ri}", trace.id, s.name);
-            let segments = prev.prompt(&mut blocks, &r.hash_ids, r.input_tokens, next, levels, &key);
+            let segments =
+                prev.prompt(&mut blocks, &r.hash_ids, r.input_tokens, next, levels, &key);
             let sent = start + r.sent_at_ms;
             let request = Request {
                 index: out.len(),

@@ -137,11 +137,9 @@ pub fn run(
     prices: &PriceTable,
 ) -> Result<Vec<Priced>, WorkloadError> {
     let build = || {
-        cache::build_with(&spec.name, prices, &spec.config).map_err(|detail| {
-            WorkloadError::Cache {
-                cache: spec.name.clone(),
-                detail,
-            }
+        cache::build_with(&spec.name, prices, &spec.config).map_err(|detail| WorkloadError::Cache {
+            cache: spec.name.clone(),
+            detail,
         })
     };
     build()?;

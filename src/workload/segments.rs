@@ -68,7 +68,13 @@ impl<'a> Blocks<'a> {
             tokens.extend_from_slice(&b[a..e]);
             p += (e - a) as u64;
         }
-        segment(xxh3_64_with_seed(&key, 0x7069_6563), level, from, to, tokens)
+        segment(
+            xxh3_64_with_seed(&key, 0x7069_6563),
+            level,
+            from,
+            to,
+            tokens,
+        )
     }
 }
 
