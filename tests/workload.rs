@@ -333,3 +333,25 @@ fn bad_trace_input_exits_2_naming_file_request_and_hint() {
     // Nothing was written next to the bad input.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn the_readme_workload_example_prints_what_the_readme_shows() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("## Real workloads: block-hash traces").unwrap();
+    let block = readme[start..].split("```text\n").nth(1).unwrap();
+    let block = block.split("```").next().unwrap();
+    let (cmd, table) = block.split_once('\n').unwrap();
+    let args: Vec<&str> = cmd.trim_start_matches("$ plancache ").split(' ').collect();
+    let o = bin()
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        table,
+        "README's workload table is stale"
+    );
+}
