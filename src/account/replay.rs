@@ -3,16 +3,16 @@
 //! the harness's breakpoint layout and TTLs, plus the account's leading block when the timeline
 //! says it is alive.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::figures::{Counters, RequestFigures};
-use crate::cache::{self, CacheConfig, CacheModel, PriceTable};
+use crate::cache::{self, CacheModel, PriceTable};
+use crate::engine::schedule::leading_block;
 use crate::engine::{self, ReplayEnv};
-use crate::import::{build_scenarios, ImportOptions, ImportedScenario, Transcript};
+use crate::import::{ImportOptions, ImportedScenario, Transcript};
 use crate::metrics::RequestRow;
-use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
+use crate::prompt::{Tokenizer, Ttl};
 use crate::scenario::{Scenario, Session, Step, WaitDuration};
 use crate::strategy::Strategy;
 
@@ -47,15 +47,8 @@ impl Setting {
     }
 }
 
-/// A session imported once and replayed under many settings.
-pub struct Prepared {
-    pub imported: Vec<ImportedScenario>,
-    pub sessions: Vec<Session>,
-    /// The cache parameters the harness ran with (TTLs from the transcript).
-    pub config: CacheConfig,
-    /// Epoch ms of the transcript's earliest record: the imported send times count from it.
-    pub origin_ms: u64,
-}
+/// A session imported once and replayed under many settings (as `validate` imports it).
+pub use crate::validate::Prepared;
 
 /// Imports the transcript's streams (in start order, as `validate` does).
 pub fn prepare(
@@ -63,35 +56,7 @@ pub fn prepare(
     env: &ReplayEnv,
     tokenizer: &Arc<Tokenizer>,
 ) -> Result<Prepared, String> {
-    let mut imported = build_scenarios(t, &ImportOptions::default());
-    imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
-    let config = crate::validate::harness_config(&env.caches, &imported);
-    let sessions = imported
-        .iter()
-        .map(|imp| {
-            let text = imp.to_toml(&t.source)?;
-            let label = format!("{}#{}", t.source, imp.stream);
-            Session::new(
-                imp.scenario.clone(),
-                Path::new(&label),
-                &text,
-                tokenizer.clone(),
-            )
-            .map_err(|e| e.to_string())
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let origin_ms = t
-        .streams
-        .iter()
-        .flat_map(|s| s.items.iter().map(crate::import::Item::at_ms))
-        .min()
-        .unwrap_or(0);
-    Ok(Prepared {
-        origin_ms,
-        imported,
-        sessions,
-        config,
-    })
+    crate::validate::prepare(t, &ImportOptions::default(), &env.caches, tokenizer)
 }
 
 /// The outcome of one session under one setting.
@@ -136,7 +101,9 @@ pub fn replay(
     let mut out = SessionRun::default();
     for (k, (imp, session)) in p.imported.iter().zip(&p.sessions).enumerate() {
         if k == 0 && leading != LeadingBlock::Cold {
-            prewarm(session, strategy, cache.as_mut());
+            let req = leading_block(session, strategy);
+            let outcome = cache.lookup(&req);
+            cache.store(&req, &outcome, 0, 0);
         }
         let rows = match setting.keepalive {
             None => run(session, strategy, cache.as_mut(), env)?,
@@ -215,27 +182,6 @@ pub fn with_keepalive(sc: &Scenario, ka: Keepalive) -> Scenario {
     }
     sc.steps = steps;
     sc
-}
-
-/// Writes the leading block an earlier session of the account left in the cache: the tools and
-/// every system block the strategy renders in the session's initial mode.
-fn prewarm(session: &Session, strategy: &dyn Strategy, cache: &mut dyn CacheModel) {
-    let mode = session.scenario.initial_mode;
-    let mut segments = strategy.tools(session, &session.tools, mode);
-    segments.extend(strategy.system(session, mode));
-    let req = Request {
-        index: 0,
-        stream: "earlier-session".into(),
-        step: 0,
-        model: strategy.model(session, mode),
-        sent_at_ms: 0,
-        segments,
-        settings: RequestSettings::default(),
-        reply: Vec::new(),
-        output_tokens: 0,
-    };
-    let outcome = cache.lookup(&req);
-    cache.store(&req, &outcome, 0, 0);
 }
 
 /// Billed beside predicted, request by request (the billed side only from the usage records).

@@ -10,7 +10,9 @@ use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
 use crate::import::discover::{discover, group, read_session, SessionFiles};
 use crate::import::{Events, Harness};
-use crate::validate::{validate as run_validation, FirstRequest, SharedPrefix, ValidateOptions};
+use crate::validate::{
+    validate as run_validation, FirstRequest, SessionCache, SharedPrefix, ValidateOptions,
+};
 
 /// Import transcripts, replay them as the harness did, and report the simulator's error against
 /// what was billed (per request CSV + Markdown summary).
@@ -60,6 +62,10 @@ pub struct ValidateArgs {
     /// Mispredicted: |Δcache_read| above this share of the prompt.
     #[arg(long, default_value_t = 0.05)]
     pub tolerance: f64,
+    /// Whether the transcripts share one cache: `account` (one user's sessions on one clock: a
+    /// session reads what an earlier one left while it lives) or `apart` (a cache per transcript).
+    #[arg(long, value_enum, default_value = "account")]
+    pub sessions: SessionCache,
     /// Write validation.csv and validation.md into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -96,16 +102,27 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         ..ReplayEnv::default()
     };
     let sessions = sessions_of(&args.transcripts).map_err(CliError::input)?;
-    let transcripts = sessions
-        .into_iter()
-        .map(|mut s| {
-            if let Some(h) = harness {
-                s.kind = h;
-            }
-            read_session(&s)
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(CliError::input)?;
+    let several = sessions.len() > 1;
+    // Over several sessions, one that cannot be read is reported and the rest are scored.
+    let mut unread: Vec<String> = Vec::new();
+    let mut transcripts = Vec::with_capacity(sessions.len());
+    for mut s in sessions {
+        if let Some(h) = harness {
+            s.kind = h;
+        }
+        match read_session(&s) {
+            Ok(t) => transcripts.push(t),
+            Err(e) if several => unread.push(e),
+            Err(e) => return Err(CliError::input(e)),
+        }
+    }
+    if transcripts.is_empty() {
+        return Err(CliError::input(format!(
+            "no session could be read ({} tried); first: {}",
+            unread.len(),
+            unread.first().map_or("", |e| e.as_str())
+        )));
+    }
     // A Codex rollout ran against OpenAI's cache: that is the default for a run of rollouts.
     let all_codex = transcripts
         .iter()
@@ -129,6 +146,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         tolerance: args.tolerance,
         events: args.events,
         ttl: args.ttl,
+        sessions: args.sessions,
         ..ValidateOptions::default()
     };
     let v = run_validation(&transcripts, &opts, &env).map_err(CliError::input)?;
@@ -143,7 +161,22 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         out.commit().map_err(CliError::input)?;
         eprintln!("wrote {}", dir.display());
     }
-    Ok(())
+    unread.extend(
+        v.skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.transcript, s.reason)),
+    );
+    if unread.is_empty() {
+        return Ok(());
+    }
+    for why in &unread {
+        eprintln!("skipped: {why}");
+    }
+    Err(CliError::failed(format!(
+        "{} session(s) skipped, {} scored; each skipped one is named above with its reason",
+        unread.len(),
+        transcripts.len() - v.skipped.len()
+    )))
 }
 
 /// The sessions named on the command line: folders are searched, files are grouped (a subagent

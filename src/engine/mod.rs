@@ -8,6 +8,7 @@ mod edits;
 mod price;
 mod replayer;
 mod run;
+pub mod schedule;
 mod stream;
 
 use std::fmt;

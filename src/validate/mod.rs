@@ -9,26 +9,25 @@
 //! prompt); cost is counted in base-price units (uncached input 1, writes and reads at the
 //! model's multipliers), output excluded because Claude Code logs a streaming placeholder there.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use crate::cache::{self, CacheOutcome, PriceTable};
 use crate::engine::{self, ReplayEnv};
 use crate::import::discover::{read_session, SessionFiles};
 use crate::import::scenario::SendTime;
-use crate::import::{
-    build_scenarios, Events, ImportOptions, ImportedScenario, StreamKind, Transcript,
-};
+use crate::import::{Events, ImportOptions, ImportedScenario, StreamKind, Transcript};
 use crate::metrics::RequestRow;
-use crate::prompt::{Request, RequestSettings, Tokenizer, Ttl};
-use crate::scenario::Session;
+use crate::prompt::{Request, Tokenizer, Ttl};
 use crate::strategy::{self, Strategy};
 
 mod fork;
 pub mod naive;
+mod prepare;
 mod report;
+mod shared;
 
 pub use naive::{NaiveRead, NaiveRule};
+pub use prepare::{prepare, Prepared};
 
 /// How the first request of each stream is treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +52,16 @@ pub enum SharedPrefix {
     KeptWarm,
 }
 
+/// Which cache the transcripts of one run share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SessionCache {
+    /// One account's cache: every session on one clock, a session reading what an earlier one
+    /// left while it lives (the transcripts are one user's sessions).
+    Account,
+    /// A cache per transcript (sessions of different accounts).
+    Apart,
+}
+
 /// Options of a validation run.
 #[derive(Debug, Clone)]
 pub struct ValidateOptions {
@@ -68,6 +77,8 @@ pub struct ValidateOptions {
     pub events: Events,
     /// Where each stream's TTL class comes from (`--ttl`; see [`crate::import::TtlChoice`]).
     pub ttl: crate::import::TtlChoice,
+    /// Whether the transcripts share one account cache (`--sessions`).
+    pub sessions: SessionCache,
 }
 
 impl Default for ValidateOptions {
@@ -81,6 +92,7 @@ impl Default for ValidateOptions {
             break_threshold: 0.5,
             events: Events::Transcript,
             ttl: crate::import::TtlChoice::Auto,
+            sessions: SessionCache::Account,
         }
     }
 }
@@ -302,6 +314,18 @@ pub struct Validation {
     pub unexplained: Vec<Unexplained>,
     /// Requests whose billed model is not the one the transcript's mode implies.
     pub model_findings: Vec<ModelFinding>,
+    /// Transcripts of a several-transcript run that could not be imported or replayed, with why:
+    /// the others are scored.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A transcript left out of a run, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// Its file.
+    pub transcript: String,
+    /// What failed, with the place where the importer or loader gave one.
+    pub reason: String,
 }
 
 /// A recorded break the transcript gives no reason for.
@@ -354,7 +378,9 @@ fn units(prices: &PriceTable, model: &str, input: u64, c5m: u64, c1h: u64, read:
     input as f64 + c5m as f64 * w5 + c1h as f64 * w1 + read as f64 * r
 }
 
-/// Imports, replays and compares every transcript.
+/// Imports, replays and compares every transcript. With several transcripts (one account's
+/// sessions), a transcript that cannot be imported or replayed is listed in
+/// [`Validation::skipped`] and the others are scored; with one, it is the error.
 pub fn validate(
     transcripts: &[Transcript],
     opts: &ValidateOptions,
@@ -370,132 +396,157 @@ pub fn validate(
         imports: Vec::new(),
         unexplained: Vec::new(),
         model_findings: Vec::new(),
+        skipped: Vec::new(),
     };
     let tokenizer = Arc::new(Tokenizer::new(crate::prompt::Encoding::O200kBase));
+    let import_opts = ImportOptions {
+        events: opts.events,
+        ttl: opts.ttl,
+        ..ImportOptions::default()
+    };
+    // 1. Each transcript imported, and each stream's requests as the strategy renders them.
+    let mut runs: Vec<Run> = Vec::new();
     for t in transcripts {
-        check_transcript(t)?;
-        let import_opts = ImportOptions {
-            events: opts.events,
-            ttl: opts.ttl,
-            ..ImportOptions::default()
-        };
-        let mut imported = build_scenarios(t, &import_opts);
-        imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
-        let mut config = harness_config(&env.caches, &imported);
-        if opts.shared_prefix == SharedPrefix::KeptWarm {
-            config.anthropic.prefix_kept_warm = true;
-        }
-        let mut cache = cache::build_with(&opts.cache, &env.prices, &config)?;
-        let main = imported.iter().find(|s| s.kind == StreamKind::Main);
-        out.imports.push(ImportSummary {
-            transcript: t.name.clone(),
-            lines: t.lines,
-            skipped: t.skipped.iter().map(|s| s.to_string()).collect(),
-            streams: imported.len(),
-            requests: imported.iter().map(|s| s.requests.len()).sum(),
-            ttl: main.map_or("unknown".into(), |m| match m.ttl {
-                Some(t) => format!("{} ({})", t.as_str(), m.ttl_source),
-                None => format!("unknown ({}; replayed as 5m)", m.ttl_source),
+        let run = check_transcript(t)
+            .and_then(|()| prepare(t, &import_opts, &env.caches, &tokenizer))
+            .and_then(|p| record(t, p, strategy.as_ref(), env));
+        match run {
+            Ok(run) => runs.push(run),
+            Err(e) if transcripts.len() > 1 => out.skipped.push(Skipped {
+                transcript: t.source.clone(),
+                reason: e,
             }),
-            shared_prefix: main.map_or(0, |m| m.shared_prefix),
-            notes: imported
-                .iter()
-                .flat_map(|s| s.notes.iter().map(move |n| format!("{}: {n}", s.stream)))
-                .collect(),
-            inferred: imported.iter().map(|s| s.inferred_steps.len()).sum(),
-        });
-        out.model_findings
-            .extend(model_findings(&t.name, &imported));
-        let sessions = imported
-            .iter()
-            .map(|imp| {
-                let text = imp.to_toml(&t.source)?;
-                let label = format!("{}#{}", t.source, imp.stream);
-                Session::new(
-                    imp.scenario.clone(),
-                    Path::new(&label),
-                    &text,
-                    tokenizer.clone(),
-                )
-                .map_err(|e| e.to_string())
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        // The prewarmed block is sized by the first request's billed read: `billed` only.
-        if let (Some(imp), Some(session)) = (imported.first(), sessions.first()) {
-            if opts.events == Events::Billed
-                && opts.shared_prefix != SharedPrefix::None
-                && imp.shared_prefix > 0
-            {
-                prewarm(session, strategy.as_ref(), cache.as_mut());
-            }
-        }
-        // 1. Each stream's requests, as the strategy renders them, at their recorded times.
-        let mut sent: Vec<(u64, usize, usize, Request, SendTime)> = Vec::new();
-        for (s, (imp, session)) in imported.iter().zip(&sessions).enumerate() {
-            let mut rec = Recorder {
-                stream: stream_name(imp),
-                timeline: &imp.timeline,
-                requests: Vec::new(),
-            };
-            engine::replay(session, strategy.as_ref(), &mut rec, env).map_err(|e| e.to_string())?;
-            for (k, (req, at)) in rec.requests.into_iter().enumerate() {
-                sent.push((at.sent_ms, s, k, req, at));
-            }
-        }
-        // 2. All streams of the session against the one account cache, in send-time order.
-        sent.sort_by_key(|(at, s, k, _, _)| (*at, *s, *k));
-        let mut outcomes: Vec<Vec<CacheOutcome>> = imported
-            .iter()
-            .map(|imp| vec![CacheOutcome::default(); imp.timeline.len()])
-            .collect();
-        let forks: Vec<bool> = imported
-            .iter()
-            .map(|i| i.kind == StreamKind::Agent && crate::import::is_fork(&i.stream))
-            .collect();
-        let main = imported.iter().position(|i| i.kind == StreamKind::Main);
-        // The request each stream last sent, as the cache saw it (a fork starts from the main
-        // thread's latest, see [`fork`]).
-        let mut last: Vec<Option<Request>> = vec![None; imported.len()];
-        for (_, s, k, req, at) in sent {
-            let base = match (forks[s], k) {
-                (true, 0) => main.and_then(|m| last[m].as_ref()),
-                (true, _) => last[s].as_ref(),
-                _ => None,
-            };
-            let req = match base {
-                Some(b) => fork::fork_request(&req, b, req.prompt_tokens(), k, &tokenizer),
-                None => req,
-            };
-            let o = cache.lookup(&req);
-            cache.store(&req, &o, at.visible_ms, at.finished_ms);
-            outcomes[s][k] = o;
-            last[s] = Some(req);
-        }
-        // 3. Each stream priced with the outcomes the shared cache gave.
-        for ((imp, session), outcomes) in imported.iter().zip(&sessions).zip(outcomes) {
-            let mut play = Playback {
-                name: cache.name().to_string(),
-                charges_writes: cache.charges_writes(),
-                outcomes: outcomes.into_iter(),
-            };
-            let replay = engine::replay(session, strategy.as_ref(), &mut play, env)
-                .map_err(|e| e.to_string())?;
-            // Only replies stand for recorded requests (imported scenarios send no compaction
-            // request and no keep-alive ping, whose rows would be of another kind).
-            let rows: Vec<RequestRow> = replay
-                .rows
-                .into_iter()
-                .filter(|r| r.kind == "reply")
-                .collect();
-            let naive =
-                NaiveRule::for_stream(&opts.cache, &config, imp.ttl.unwrap_or(Ttl::FiveMinutes));
-            let checks = compare(&t.name, imp, &rows, &env.prices, opts, &naive);
-            let ttl_ms = imp.ttl.unwrap_or(Ttl::FiveMinutes).millis();
-            out.unexplained.extend(unexplained(&checks, imp, ttl_ms));
-            out.checks.extend(checks);
+            Err(e) => return Err(e),
         }
     }
+    if runs.is_empty() {
+        return Err(format!(
+            "no transcript could be replayed ({} skipped): {}",
+            out.skipped.len(),
+            out.skipped
+                .first()
+                .map_or(String::new(), |s| format!("{}: {}", s.transcript, s.reason))
+        ));
+    }
+    // 2. Every stream of every transcript against the one account cache, in send-time order.
+    let outcomes = match opts.sessions {
+        SessionCache::Account => {
+            shared::replay(&runs, opts, strategy.as_ref(), &tokenizer, &env.prices)?
+        }
+        SessionCache::Apart => {
+            let mut all = Vec::with_capacity(runs.len());
+            for run in &runs {
+                let one = std::slice::from_ref(run);
+                all.extend(shared::replay(
+                    one,
+                    opts,
+                    strategy.as_ref(),
+                    &tokenizer,
+                    &env.prices,
+                )?);
+            }
+            all
+        }
+    };
+    // 3. Each stream priced with the outcomes the shared cache gave.
+    for (run, outcomes) in runs.iter().zip(outcomes) {
+        out.imports
+            .push(import_summary(run.transcript, &run.prepared.imported));
+        out.model_findings
+            .extend(model_findings(&run.transcript.name, &run.prepared.imported));
+        score(run, outcomes, opts, env, strategy.as_ref(), &mut out)?;
+    }
     Ok(out)
+}
+
+/// One transcript ready for the shared cache: imported, and its streams' requests recorded.
+struct Run<'t> {
+    transcript: &'t Transcript,
+    prepared: Prepared,
+    /// Each stream's requests as the strategy renders them, with their recorded times.
+    requests: Vec<Vec<(Request, SendTime)>>,
+}
+
+fn record<'t>(
+    t: &'t Transcript,
+    prepared: Prepared,
+    strategy: &dyn Strategy,
+    env: &ReplayEnv,
+) -> Result<Run<'t>, String> {
+    let mut requests = Vec::with_capacity(prepared.sessions.len());
+    for (imp, session) in prepared.imported.iter().zip(&prepared.sessions) {
+        let mut rec = Recorder {
+            stream: stream_name(imp),
+            timeline: &imp.timeline,
+            requests: Vec::new(),
+        };
+        engine::replay(session, strategy, &mut rec, env)
+            .map_err(|e| format!("stream `{}`: {e}", imp.stream))?;
+        requests.push(rec.requests);
+    }
+    Ok(Run {
+        transcript: t,
+        prepared,
+        requests,
+    })
+}
+
+fn import_summary(t: &Transcript, imported: &[ImportedScenario]) -> ImportSummary {
+    let main = imported.iter().find(|s| s.kind == StreamKind::Main);
+    ImportSummary {
+        transcript: t.name.clone(),
+        lines: t.lines,
+        skipped: t.skipped.iter().map(|s| s.to_string()).collect(),
+        streams: imported.len(),
+        requests: imported.iter().map(|s| s.requests.len()).sum(),
+        ttl: main.map_or("unknown".into(), |m| match m.ttl {
+            Some(t) => format!("{} ({})", t.as_str(), m.ttl_source),
+            None => format!("unknown ({}; replayed as 5m)", m.ttl_source),
+        }),
+        shared_prefix: main.map_or(0, |m| m.shared_prefix),
+        notes: imported
+            .iter()
+            .flat_map(|s| s.notes.iter().map(move |n| format!("{}: {n}", s.stream)))
+            .collect(),
+        inferred: imported.iter().map(|s| s.inferred_steps.len()).sum(),
+    }
+}
+
+/// Prices each stream of `run` with the outcomes the shared cache gave and compares it with the
+/// bill.
+fn score(
+    run: &Run,
+    outcomes: Vec<Vec<CacheOutcome>>,
+    opts: &ValidateOptions,
+    env: &ReplayEnv,
+    strategy: &dyn Strategy,
+    out: &mut Validation,
+) -> Result<(), String> {
+    let p = &run.prepared;
+    let cache = cache::build_with(&opts.cache, &env.prices, &p.config)?;
+    for ((imp, session), outcomes) in p.imported.iter().zip(&p.sessions).zip(outcomes) {
+        let mut play = Playback {
+            name: cache.name().to_string(),
+            charges_writes: cache.charges_writes(),
+            outcomes: outcomes.into_iter(),
+        };
+        let replay =
+            engine::replay(session, strategy, &mut play, env).map_err(|e| e.to_string())?;
+        // Only replies stand for recorded requests (imported scenarios send no compaction
+        // request and no keep-alive ping, whose rows would be of another kind).
+        let rows: Vec<RequestRow> = replay
+            .rows
+            .into_iter()
+            .filter(|r| r.kind == "reply")
+            .collect();
+        let ttl = imp.ttl.unwrap_or(Ttl::FiveMinutes);
+        let naive = NaiveRule::for_stream(&opts.cache, &p.config, ttl);
+        let checks = compare(&run.transcript.name, imp, &rows, &env.prices, opts, &naive);
+        out.unexplained
+            .extend(unexplained(&checks, imp, ttl.millis()));
+        out.checks.extend(checks);
+    }
+    Ok(())
 }
 
 /// Validates one session (its main transcript and its subagents) against one account cache: the
@@ -693,27 +744,6 @@ pub fn harness_config(
         .filter_map(|s| s.ttl.map(|t| (stream_name(s), t)))
         .collect();
     c
-}
-
-/// Puts the cross-session leading block (tools + first system block) into the cache, as an
-/// earlier session of the same account would have.
-fn prewarm(session: &Session, strategy: &dyn Strategy, cache: &mut dyn cache::CacheModel) {
-    let mode = session.scenario.initial_mode;
-    let mut segments = strategy.tools(session, &session.tools, mode);
-    segments.extend(strategy.system(session, mode).into_iter().take(1));
-    let req = Request {
-        index: 0,
-        stream: "earlier-session".into(),
-        step: 0,
-        model: strategy.model(session, mode),
-        sent_at_ms: 0,
-        segments,
-        settings: RequestSettings::default(),
-        reply: Vec::new(),
-        output_tokens: 0,
-    };
-    let outcome = cache.lookup(&req);
-    cache.store(&req, &outcome, 0, 0);
 }
 
 fn compare(

@@ -118,6 +118,12 @@ impl Validation {
                 md.push_str(&format!("- {}: {s}\n", i.transcript));
             }
         }
+        if !self.skipped.is_empty() {
+            md.push_str("\n## Sessions skipped\n\nNot scored; the others are.\n\n");
+            for s in &self.skipped {
+                md.push_str(&format!("- {}: {}\n", s.transcript, s.reason));
+            }
+        }
         md.push_str("\n## Error figures\n\nEach row gives plancache's figures, then the naive baseline's over the same requests (each request reads the previous prompt of its stream while the TTL lives; nothing else modelled): what the event modelling adds.\n\n| streams | requests | median prompt err | worst prompt err | mean abs Δread/prompt | mean abs Δcreation/prompt | breaks rec/pred/both | precision | recall | cost rec (units) | cost pred (units) | cost err | mispredicted | naive Δread/prompt | naive breaks pred/both | naive precision | naive recall | naive cost err |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n");
         for s in self.stats() {
             md.push_str(&format!(
