@@ -9,17 +9,16 @@
 //!
 //! Sessions start at their recorded time (kv-cache-tester traces all start at 0), on a seeded
 //! Poisson schedule, or back to back in N concurrency slots ([`Arrivals`]). Every request is
-//! then placed on one clock ([`schedule`]) and replayed against one cache ([`replay`]).
+//! then placed on one clock (`crate::engine::schedule`) and replayed against one cache ([`replay`]).
 
 pub mod curve;
 pub mod kv;
 pub mod replay;
-pub mod schedule;
 mod segments;
 
 use crate::prompt::Request;
 use crate::trace::Trace;
-use schedule::Timed;
+use crate::engine::schedule::Timed;
 
 /// When each session starts.
 #[derive(Debug, Clone, Copy, PartialEq)]

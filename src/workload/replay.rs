@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use super::schedule::{Schedule, Timed};
+use crate::engine::schedule::{Schedule, Timed};
 use super::{session_requests, BuildOptions, RequestRef};
 use crate::cache::{self, BreakReason, CacheConfig, CacheOutcome, PriceTable};
 use crate::prompt::Ttl;
