@@ -16,9 +16,9 @@ pub mod kv;
 pub mod replay;
 mod segments;
 
+use crate::engine::schedule::Timed;
 use crate::prompt::Request;
 use crate::trace::Trace;
-use crate::engine::schedule::Timed;
 
 /// When each session starts.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use crate::engine::schedule::{Schedule, Timed};
 use super::{session_requests, BuildOptions, RequestRef};
 use crate::cache::{self, BreakReason, CacheConfig, CacheOutcome, PriceTable};
+use crate::engine::schedule::{Schedule, Timed};
 use crate::prompt::Ttl;
 use crate::trace::Trace;
 
