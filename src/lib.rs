@@ -26,3 +26,4 @@ pub mod strategy;
 pub mod sweep;
 pub mod trace;
 pub mod validate;
+pub mod workload;

@@ -14,12 +14,14 @@ use crate::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions
   plancache import claude-code ~/.claude/projects/p/SESSION.jsonl --out imported/session.toml
   plancache import codex rollout-2025-09-01.jsonl --out imported/rollout.toml
   plancache import requests log-2026-12-01.jsonl --out imported/log.toml   (raw API logs: docs/raw-requests.md)
+  plancache import trace traces/ --out imported/   (block-hash traces: docs/workloads.md)
 
 The main stream goes to --out; each subagent stream to <out stem>.agent-N.toml beside it.
 Without --out the main scenario is printed. Unreadable records are counted and listed on stderr.")]
 pub struct ImportArgs {
-    /// Which harness wrote the log: claude-code or codex; or `requests` for a raw API request
-    /// log (VCR cassette, claude-trace JSONL, HAR, OpenTelemetry JSON).
+    /// Which harness wrote the log: claude-code or codex; `requests` for a raw API request
+    /// log (VCR cassette, claude-trace JSONL, HAR, OpenTelemetry JSON); or `trace` for a
+    /// block-hash trace file or directory (kv-cache-tester JSON, Mooncake JSONL).
     pub kind: String,
     /// The transcript (JSONL).
     pub transcript: PathBuf,
@@ -37,9 +39,10 @@ pub struct ImportArgs {
     /// 2.1 and later: 1h on the main thread, 5m in subagents; older: 5m), or `5m` / `1h`.
     #[arg(long, default_value = "auto", value_parser = crate::import::TtlChoice::parse)]
     pub ttl: crate::import::TtlChoice,
-    /// `import requests` only: the log's kind (default: detected).
-    #[arg(long = "kind", id = "log_kind", value_enum)]
-    pub log_kind: Option<crate::requests::LogKind>,
+    /// `import requests`: the log's kind; `import trace`: `kv-cache-tester` or `mooncake`
+    /// (default: detected).
+    #[arg(long = "kind", id = "log_kind")]
+    pub log_kind: Option<String>,
 }
 
 fn sibling(out: &Path, stream: &str) -> PathBuf {
@@ -97,9 +100,18 @@ pub fn import(mut args: ImportArgs) -> Result<(), CliError> {
         args.out = None;
     }
     if args.kind == "requests" {
-        return super::explain::import_requests(
+        let kind = args
+            .log_kind
+            .as_deref()
+            .map(|k| clap::ValueEnum::from_str(k, true))
+            .transpose()
+            .map_err(|e| CliError::input(format!("--kind: {e}")))?;
+        return super::explain::import_requests(&args.transcript, kind, args.out.as_deref());
+    }
+    if args.kind == "trace" {
+        return super::workload::import_trace(
             &args.transcript,
-            args.log_kind,
+            args.log_kind.as_deref(),
             args.out.as_deref(),
         );
     }

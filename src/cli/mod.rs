@@ -18,6 +18,7 @@ mod schema;
 mod sweep;
 mod sweep_files;
 mod validate;
+mod workload;
 
 use std::fmt;
 
@@ -88,6 +89,7 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     Schema(schema::SchemaArgs),
     Account(account::AccountArgs),
+    Workload(workload::WorkloadArgs),
     Completions(completions::CompletionsArgs),
     Man(completions::ManArgs),
 }
@@ -139,6 +141,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Generate(args) => generate::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Account(args) => account::run(args),
+        Command::Workload(args) => workload::workload(args),
         Command::Completions(args) => completions::completions(args),
         Command::Man(args) => completions::man(args),
     }

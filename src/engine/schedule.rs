@@ -209,7 +209,7 @@ mod tests {
         // Stream 1 sends at t=10 s a 5,000-token prompt that stream 0 sends again at t=20 s,
         // although stream 0's request was pushed first: it must read all 5,000 (after the first
         // one wrote them). Pushed order gives outcomes back: [t=20 s, t=10 s].
-        let mut cache = cache::build("ideal", &PriceTable::default()).unwrap();
+        let mut cache = cache::build("ideal", &PriceTable::bundled()).unwrap();
         let mut s = Schedule::new();
         s.push(timed(0, req("a", 20_000, "shared", 5_000), 2_000));
         s.push(timed(1, req("b", 10_000, "shared", 5_000), 2_000));
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn prewarm_is_written_first_and_rewrite_sees_the_parent() {
-        let mut cache = cache::build("ideal", &PriceTable::default()).unwrap();
+        let mut cache = cache::build("ideal", &PriceTable::bundled()).unwrap();
         let mut s = Schedule::new();
         s.prewarm(0, req("earlier", 0, "lead", 3_000));
         s.push(timed(0, req("main", 1_000, "lead", 3_000), 500));

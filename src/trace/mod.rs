@@ -119,13 +119,24 @@ impl Trace {
 mod kvct;
 mod mooncake_jsonl;
 pub mod prefix;
+pub mod scenario;
 
 /// Reads one trace file, detecting its format.
 pub fn read(file: &Path) -> Result<Trace, TraceError> {
+    read_as(file, None)
+}
+
+/// Reads one trace file as `kind` (`None`: detected from the content).
+pub fn read_as(file: &Path, kind: Option<TraceKind>) -> Result<Trace, TraceError> {
     let text = std::fs::read_to_string(file).map_err(|source| TraceError::Io {
         file: file.to_path_buf(),
         source,
     })?;
+    match kind {
+        Some(TraceKind::KvCacheTester) => return kvct::parse(file, &text),
+        Some(TraceKind::Mooncake) => return mooncake_jsonl::parse(file, &text),
+        None => {}
+    }
     let first = text.trim_start();
     let is_object = first.starts_with('{');
     // A single JSON object with `requests` is kv-cache-tester; anything line-shaped is Mooncake.
@@ -152,8 +163,13 @@ pub fn read(file: &Path) -> Result<Trace, TraceError> {
 
 /// Reads a file, or every `*.json` / `*.jsonl` file of a directory (sorted by name).
 pub fn read_path(path: &Path) -> Result<Vec<Trace>, TraceError> {
+    read_path_as(path, None)
+}
+
+/// As [`read_path`], every file read as `kind` (`None`: detected per file).
+pub fn read_path_as(path: &Path, kind: Option<TraceKind>) -> Result<Vec<Trace>, TraceError> {
     if !path.is_dir() {
-        return Ok(vec![read(path)?]);
+        return Ok(vec![read_as(path, kind)?]);
     }
     let io = |source| TraceError::Io {
         file: path.to_path_buf(),
@@ -170,7 +186,7 @@ pub fn read_path(path: &Path) -> Result<Vec<Trace>, TraceError> {
         })
         .collect();
     files.sort();
-    files.iter().map(|f| read(f)).collect()
+    files.iter().map(|f| read_as(f, kind)).collect()
 }
 
 /// Seconds (as in kv-cache-tester) to whole milliseconds, rounded.

@@ -1,0 +1,668 @@
+//! `plancache workload`: many sessions of block-hash traces on one cache, and `import trace`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+
+use super::CliError;
+use crate::cache::PriceTable;
+use crate::export::write_atomic;
+use crate::trace::{self, Trace, TraceKind};
+use crate::workload::curve::{self, Axis, CurveChart, Point};
+use crate::workload::replay::{self, is_engine, CacheSpec, Totals};
+use crate::workload::{kv, starts, Arrivals, BuildOptions};
+
+/// Replay every trace of the directories as one arrival stream against one cache per model.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  plancache workload tests/fixtures/traces/kv-cache-tester/traces --cache paged --kv-blocks 64k
+  plancache workload traces/ --cache radix --kv-gib 16 --kv-model llama-3.1-8b --arrivals poisson:0.01
+  plancache workload traces/ --cache paged --sweep kv-blocks=1k..1M --out curve/
+  plancache workload traces/ --cache anthropic --sweep ttl=5m,1h --sweep keepalive=off,4m30s --out ttl/
+
+Engines (paged, radix) are one pool shared by every session; provider caches are one per
+session (account). CSV files and charts go to --out; docs/workloads.md explains the columns.")]
+pub struct WorkloadArgs {
+    /// Trace files or directories (kv-cache-tester JSON, Mooncake JSONL).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Cache models, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "paged")]
+    pub cache: Vec<String>,
+    /// Engine pool size in blocks of 16 tokens (`64k`, `1M`); default: the model's own.
+    #[arg(long, value_parser = parse_count, conflicts_with = "kv_gib")]
+    pub kv_blocks: Option<u64>,
+    /// Engine pool size as GiB of KV space for `--kv-model`.
+    #[arg(long)]
+    pub kv_gib: Option<f64>,
+    /// Model whose KV bytes per token size `--kv-gib`: llama-3.1-70b, qwen3-32b, llama-3.1-8b,
+    /// deepseek-v3, qwen2.5-7b.
+    #[arg(long, default_value = "llama-3.1-8b")]
+    pub kv_model: String,
+    /// When sessions start: `recorded`, `poisson:RATE` (sessions per second) or
+    /// `concurrency:N`.
+    #[arg(long, default_value = "recorded", value_parser = Arrivals::parse)]
+    pub arrivals: Arrivals,
+    /// At most N sessions at once (the same as `--arrivals concurrency:N`).
+    #[arg(long, conflicts_with = "arrivals")]
+    pub concurrency: Option<usize>,
+    /// Seed of the Poisson arrivals.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Serve every request on this model (default: the recorded one).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Provider caches: the TTL written (`5m`, `1h`, or any duration).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub ttl: Option<Duration>,
+    /// Keep-alive pings during idle gaps, every this long (`4m30s`; `off`: none).
+    #[arg(long, value_parser = parse_keepalive)]
+    pub keepalive: Option<Option<Duration>>,
+    /// A sweep axis: `kv-blocks=1k..1M` (log steps), `ttl=5m,1h`, `keepalive=off,4m30s`.
+    #[arg(long)]
+    pub sweep: Vec<String>,
+    /// Print one row per session, not only the totals.
+    #[arg(long)]
+    pub per_session: bool,
+    /// A price table merged over the bundled one (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
+    pub pricing: Option<PathBuf>,
+    /// Directory for the CSV files and charts.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    match Axis::parse(&format!("kv-blocks={s}")) {
+        Ok(Axis::KvBlocks(v)) if v.len() == 1 => Ok(v[0]),
+        _ => Err(format!(
+            "`{s}`: expected a block count such as 4096, 64k or 1M"
+        )),
+    }
+}
+
+fn parse_keepalive(s: &str) -> Result<Option<Duration>, String> {
+    if s == "off" {
+        return Ok(None);
+    }
+    humantime::parse_duration(s)
+        .map(Some)
+        .map_err(|e| format!("`{s}`: {e} (expected `off` or a duration such as 4m30s)"))
+}
+
+fn input<E: std::fmt::Display>(e: E) -> CliError {
+    CliError::input(e.to_string())
+}
+
+/// Reads every trace of `paths`, in order.
+fn read_all(paths: &[PathBuf]) -> Result<Vec<Trace>, CliError> {
+    let mut all = Vec::new();
+    for p in paths {
+        all.extend(trace::read_path(p).map_err(input)?);
+    }
+    if all.is_empty() {
+        return Err(CliError::input(format!(
+            "no trace found in {}\n  hint: give trace files or directories of *.json / *.jsonl traces",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(all)
+}
+
+/// The pool size `--kv-blocks` / `--kv-gib` ask for, in blocks.
+fn kv_blocks(args: &WorkloadArgs) -> Result<Option<u64>, CliError> {
+    match args.kv_gib {
+        Some(g) if !(g.is_finite() && g > 0.0) => Err(CliError::input(format!(
+            "--kv-gib {g}: must be a positive number"
+        ))),
+        Some(g) => {
+            let m = kv::lookup(&args.kv_model).map_err(CliError::input)?;
+            Ok(Some(kv::tokens_in(g, m) / replay::KV_BLOCK_TOKENS))
+        }
+        None => Ok(args.kv_blocks),
+    }
+}
+
+/// Everything one replay needs besides the cache.
+struct Ctx {
+    traces: Vec<Trace>,
+    starts: Vec<u64>,
+    opts: BuildOptions,
+    prices: PriceTable,
+}
+
+impl Ctx {
+    fn run(&self, spec: &CacheSpec) -> Result<Vec<replay::Priced>, CliError> {
+        replay::run(&self.traces, &self.starts, spec, &self.opts, &self.prices).map_err(input)
+    }
+
+    fn totals(&self, spec: &CacheSpec) -> Result<(Vec<Totals>, Totals), CliError> {
+        Ok(replay::totals(self.traces.len(), &self.run(spec)?))
+    }
+}
+
+/// One cache's result: per session and overall, with the unbounded pool's for engines.
+struct Row {
+    cache: String,
+    per: Vec<Totals>,
+    all: Totals,
+    unbounded: Option<(Vec<Totals>, Totals)>,
+}
+
+pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
+    let traces = read_all(&args.paths)?;
+    let arrivals = args.concurrency.map_or(Ok(args.arrivals), |n| {
+        if n == 0 {
+            Err(CliError::input("--concurrency 0: must be at least 1"))
+        } else {
+            Ok(Arrivals::Concurrency(n))
+        }
+    })?;
+    let blocks = kv_blocks(&args)?;
+    let prices = super::common::prices(args.pricing.as_deref(), None)?;
+    let ctx = Ctx {
+        starts: starts(&traces, arrivals, args.seed),
+        traces,
+        opts: BuildOptions {
+            model: args.model.clone(),
+            keepalive_ms: args.keepalive.flatten().map(|d| d.as_millis() as u64),
+            shared_pool: false,
+        },
+        prices,
+    };
+    let specs = specs(&args, blocks)?;
+    if let Some(out) = &args.out {
+        std::fs::create_dir_all(out)
+            .map_err(|e| CliError::input(format!("--out {}: {e}", out.display())))?;
+    }
+    if !args.sweep.is_empty() {
+        return sweep(&args, &ctx, &specs);
+    }
+    let mut rows = Vec::new();
+    for spec in &specs {
+        let (per, all) = ctx.totals(spec)?;
+        let unbounded = if is_engine(&spec.name) {
+            Some(ctx.totals(&spec.clone().with_kv_blocks(None))?)
+        } else {
+            None
+        };
+        rows.push(Row {
+            cache: spec.name.clone(),
+            per,
+            all,
+            unbounded,
+        });
+    }
+    print!("{}", table(&ctx, &rows, args.per_session));
+    if let Some(out) = &args.out {
+        write(
+            &out.join("workload_sessions.csv"),
+            &sessions_csv(&ctx, &rows)?,
+        )?;
+        write(&out.join("workload.csv"), &totals_csv(&rows)?)?;
+    }
+    Ok(())
+}
+
+fn specs(args: &WorkloadArgs, blocks: Option<u64>) -> Result<Vec<CacheSpec>, CliError> {
+    args.cache
+        .iter()
+        .map(|name| {
+            let mut spec = CacheSpec::new(name).map_err(input)?;
+            if is_engine(name) {
+                if let Some(b) = blocks {
+                    spec = spec.with_kv_blocks(Some(b));
+                }
+            } else if let Some(t) = args.ttl {
+                spec = spec.with_ttl(t).map_err(input)?;
+            }
+            Ok(spec)
+        })
+        .collect()
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CliError> {
+    write_atomic(path, text.as_bytes()).map_err(CliError::input)?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// Points lost to capacity: the unbounded pool's hit rate minus this one's.
+fn lost(t: &Totals, unbounded: Option<&Totals>) -> Option<f64> {
+    unbounded.map(|u| u.hit_rate() - t.hit_rate())
+}
+
+fn line(name: &str, t: &Totals, unbounded: Option<&Totals>) -> String {
+    format!(
+        "{:<28} {:>6} {:>14} {:>14} {:>7} {:>11.2} {:>8} {:>7}\n",
+        name,
+        t.requests,
+        t.prompt_tokens,
+        t.recomputed_tokens(),
+        pct(t.hit_rate()),
+        t.cost_usd,
+        unbounded.map_or("-".into(), |_| t.evicted_requests.to_string()),
+        lost(t, unbounded).map_or("-".into(), |l| format!("{:.1}", l * 100.0)),
+    )
+}
+
+fn table(ctx: &Ctx, rows: &[Row], per_session: bool) -> String {
+    let head = format!(
+        "{:<28} {:>6} {:>14} {:>14} {:>7} {:>11} {:>8} {:>7}\n",
+        "cache / session", "reqs", "prompt", "recomputed", "hit", "cost_usd", "evicted", "lost_pt"
+    );
+    let mut out = format!(
+        "{} sessions, {} streams, {} requests\n{head}",
+        ctx.traces.len(),
+        ctx.traces.iter().map(|t| t.streams.len()).sum::<usize>(),
+        ctx.traces.iter().map(|t| t.request_count()).sum::<usize>()
+    );
+    for r in rows {
+        out.push_str(&line(&r.cache, &r.all, r.unbounded.as_ref().map(|u| &u.1)));
+        if per_session {
+            for (i, t) in r.per.iter().enumerate() {
+                let u = r.unbounded.as_ref().map(|u| &u.0[i]);
+                out.push_str(&line(&format!("  {}", ctx.traces[i].id), t, u));
+            }
+        }
+    }
+    out
+}
+
+const COLUMNS: &[&str] = &[
+    "requests",
+    "pings",
+    "prompt_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "recomputed_tokens",
+    "hit_rate",
+    "cost_usd",
+    "evicted_requests",
+    "unbounded_hit_rate",
+    "lost_hit_rate",
+];
+
+fn fields(t: &Totals, unbounded: Option<&Totals>) -> Vec<String> {
+    vec![
+        t.requests.to_string(),
+        t.pings.to_string(),
+        t.prompt_tokens.to_string(),
+        t.cached_tokens.to_string(),
+        t.cache_write_tokens.to_string(),
+        t.recomputed_tokens().to_string(),
+        format!("{:.6}", t.hit_rate()),
+        format!("{:.6}", t.cost_usd),
+        t.evicted_requests.to_string(),
+        unbounded.map_or(String::new(), |u| format!("{:.6}", u.hit_rate())),
+        lost(t, unbounded).map_or(String::new(), |l| format!("{l:.6}")),
+    ]
+}
+
+fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> Result<String, CliError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header).map_err(input)?;
+    for r in rows {
+        w.write_record(&r).map_err(input)?;
+    }
+    String::from_utf8(w.into_inner().map_err(input)?).map_err(input)
+}
+
+fn sessions_csv(ctx: &Ctx, rows: &[Row]) -> Result<String, CliError> {
+    let header: Vec<&str> = ["cache", "session", "start_ms"]
+        .into_iter()
+        .chain(COLUMNS.iter().copied())
+        .collect();
+    let mut out = Vec::new();
+    for r in rows {
+        for (i, t) in r.per.iter().enumerate() {
+            let mut f = vec![
+                r.cache.clone(),
+                ctx.traces[i].id.clone(),
+                ctx.starts[i].to_string(),
+            ];
+            f.extend(fields(t, r.unbounded.as_ref().map(|u| &u.0[i])));
+            out.push(f);
+        }
+    }
+    csv_text(&header, out)
+}
+
+fn totals_csv(rows: &[Row]) -> Result<String, CliError> {
+    let header: Vec<&str> = ["cache"]
+        .into_iter()
+        .chain(COLUMNS.iter().copied())
+        .collect();
+    let out = rows
+        .iter()
+        .map(|r| {
+            let mut f = vec![r.cache.clone()];
+            f.extend(fields(&r.all, r.unbounded.as_ref().map(|u| &u.1)));
+            f
+        })
+        .collect();
+    csv_text(&header, out)
+}
+
+/// One swept configuration's result.
+struct SweepRow {
+    cache: String,
+    kv_blocks: Option<u64>,
+    ttl: Option<Duration>,
+    keepalive: Option<Duration>,
+    all: Totals,
+}
+
+fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliError> {
+    let axes: Vec<Axis> = args
+        .sweep
+        .iter()
+        .map(|s| Axis::parse(s))
+        .collect::<Result<_, _>>()
+        .map_err(CliError::input)?;
+    let mut kv = None;
+    let mut ttls = None;
+    let mut keeps = None;
+    for a in axes {
+        match a {
+            Axis::KvBlocks(v) => kv = Some(v),
+            Axis::Ttl(v) => ttls = Some(v),
+            Axis::Keepalive(v) => keeps = Some(v),
+        }
+    }
+    let mut rows = Vec::new();
+    let mut text = String::new();
+    for spec in specs {
+        if is_engine(&spec.name) {
+            if let Some(sizes) = &kv {
+                text.push_str(&capacity(args, ctx, spec, sizes, &mut rows)?);
+            }
+        } else if ttls.is_some() || keeps.is_some() {
+            let t = ttls
+                .clone()
+                .unwrap_or_else(|| vec![args.ttl.unwrap_or(Duration::from_secs(300))]);
+            let k = keeps
+                .clone()
+                .unwrap_or_else(|| vec![args.keepalive.flatten()]);
+            text.push_str(&ttl_curve(args, ctx, spec, &t, &k, &mut rows)?);
+        }
+    }
+    if rows.is_empty() {
+        return Err(CliError::input(
+            "--sweep: nothing to sweep\n  hint: kv-blocks sweeps need an engine (--cache paged or radix); ttl and keepalive sweeps a provider cache (--cache anthropic, openai)",
+        ));
+    }
+    print!("{text}");
+    if let Some(out) = &args.out {
+        write(&out.join("workload_sweep.csv"), &sweep_csv(&rows)?)?;
+    }
+    Ok(())
+}
+
+fn sweep_line(label: &str, t: &Totals) -> String {
+    format!(
+        "{label:<24} {:>7} {:>14} {:>11.2}\n",
+        pct(t.hit_rate()),
+        t.recomputed_tokens(),
+        t.cost_usd
+    )
+}
+
+fn point(x: f64, t: &Totals) -> Point {
+    Point {
+        x,
+        hit_rate: t.hit_rate(),
+        cost_usd: t.cost_usd,
+    }
+}
+
+/// The capacity curve of one engine, its knee, its chart.
+fn capacity(
+    args: &WorkloadArgs,
+    ctx: &Ctx,
+    spec: &CacheSpec,
+    sizes: &[u64],
+    rows: &mut Vec<SweepRow>,
+) -> Result<String, CliError> {
+    let (_, free) = ctx.totals(&spec.clone().with_kv_blocks(None))?;
+    let mut pts = Vec::new();
+    let mut text = format!(
+        "{} capacity curve (blocks of {} tokens)\n{:<24} {:>7} {:>14} {:>11}\n",
+        spec.name,
+        replay::KV_BLOCK_TOKENS,
+        "kv_blocks",
+        "hit",
+        "recomputed",
+        "cost_usd"
+    );
+    for &b in sizes {
+        let (_, all) = ctx.totals(&spec.clone().with_kv_blocks(Some(b)))?;
+        text.push_str(&sweep_line(&b.to_string(), &all));
+        pts.push(point(b as f64, &all));
+        rows.push(SweepRow {
+            cache: spec.name.clone(),
+            kv_blocks: Some(b),
+            ttl: None,
+            keepalive: None,
+            all,
+        });
+    }
+    text.push_str(&sweep_line("unbounded", &free));
+    let knee = curve::knee(&pts, free.hit_rate(), 0.01);
+    text.push_str(&match knee {
+        Some(k) => format!(
+            "knee: {} blocks ({} tokens), the smallest pool within 1 point of unbounded\n",
+            k,
+            k as u64 * replay::KV_BLOCK_TOKENS
+        ),
+        None => {
+            "knee: beyond the largest pool swept (no pool within 1 point of unbounded)\n".into()
+        }
+    });
+    rows.push(SweepRow {
+        cache: spec.name.clone(),
+        kv_blocks: None,
+        ttl: None,
+        keepalive: None,
+        all: free,
+    });
+    if let Some(out) = &args.out {
+        let chart = CurveChart {
+            title: format!("{}: hit rate and cost against pool size", spec.name),
+            x_label: format!("KV pool (blocks of {} tokens)", replay::KV_BLOCK_TOKENS),
+            log_x: true,
+            series: vec![(spec.name.clone(), pts)],
+            knee: knee.map(|k| (k, format!("knee: {}", curve::human(k)))),
+        };
+        chart_files(out, &format!("workload-capacity-{}", spec.name), &chart)?;
+    }
+    Ok(text)
+}
+
+fn chart_files(out: &Path, stem: &str, chart: &CurveChart) -> Result<(), CliError> {
+    let svg = crate::chart::svg(chart).map_err(CliError::input)?;
+    write(&out.join(format!("{stem}.svg")), &svg)?;
+    let png = out.join(format!("{stem}.png"));
+    crate::chart::png(chart, &png).map_err(CliError::input)?;
+    eprintln!("wrote {}", png.display());
+    Ok(())
+}
+
+fn show(d: Option<Duration>) -> String {
+    d.map_or("off".into(), |d| humantime::format_duration(d).to_string())
+}
+
+/// The TTL × keep-alive grid of one provider cache: one series per keep-alive.
+fn ttl_curve(
+    args: &WorkloadArgs,
+    ctx: &Ctx,
+    spec: &CacheSpec,
+    ttls: &[Duration],
+    keeps: &[Option<Duration>],
+    rows: &mut Vec<SweepRow>,
+) -> Result<String, CliError> {
+    let mut text = format!(
+        "{} TTL curve\n{:<24} {:>7} {:>14} {:>11}\n",
+        spec.name, "ttl / keepalive", "hit", "recomputed", "cost_usd"
+    );
+    let mut series = Vec::new();
+    for &k in keeps {
+        let mut pts = Vec::new();
+        let opts = BuildOptions {
+            keepalive_ms: k.map(|d| d.as_millis() as u64),
+            ..ctx.opts.clone()
+        };
+        for &t in ttls {
+            let s = spec.clone().with_ttl(t).map_err(input)?;
+            let res =
+                replay::run(&ctx.traces, &ctx.starts, &s, &opts, &ctx.prices).map_err(input)?;
+            let (_, all) = replay::totals(ctx.traces.len(), &res);
+            text.push_str(&sweep_line(
+                &format!("{} / {}", show(Some(t)), show(k)),
+                &all,
+            ));
+            pts.push(point(t.as_secs_f64() / 60.0, &all));
+            rows.push(SweepRow {
+                cache: spec.name.clone(),
+                kv_blocks: None,
+                ttl: Some(t),
+                keepalive: k,
+                all,
+            });
+        }
+        series.push((format!("keepalive {}", show(k)), pts));
+    }
+    if let Some(out) = &args.out {
+        let chart = CurveChart {
+            title: format!("{}: hit rate and cost against TTL", spec.name),
+            x_label: "TTL (minutes)".into(),
+            log_x: false,
+            series,
+            knee: None,
+        };
+        chart_files(out, &format!("workload-ttl-{}", spec.name), &chart)?;
+    }
+    Ok(text)
+}
+
+fn sweep_csv(rows: &[SweepRow]) -> Result<String, CliError> {
+    let header: Vec<&str> = ["cache", "kv_blocks", "ttl", "keepalive"]
+        .into_iter()
+        .chain(COLUMNS.iter().copied().take(8))
+        .collect();
+    let out = rows
+        .iter()
+        .map(|r| {
+            let mut f = vec![
+                r.cache.clone(),
+                r.kv_blocks.map_or(
+                    if r.ttl.is_none() {
+                        "unbounded".into()
+                    } else {
+                        String::new()
+                    },
+                    |b| b.to_string(),
+                ),
+                r.ttl.map_or(String::new(), |t| show(Some(t))),
+                if r.ttl.is_some() {
+                    show(r.keepalive)
+                } else {
+                    String::new()
+                },
+            ];
+            f.extend(fields(&r.all, None).into_iter().take(8));
+            f
+        })
+        .collect();
+    csv_text(&header, out)
+}
+
+/// `plancache import trace FILE|DIR`: one scenario per stream of each trace.
+pub fn import_trace(path: &Path, kind: Option<&str>, out: Option<&Path>) -> Result<(), CliError> {
+    let want = kind
+        .map(|k| match k {
+            "kv-cache-tester" | "kvct" => Ok(TraceKind::KvCacheTester),
+            "mooncake" => Ok(TraceKind::Mooncake),
+            other => Err(CliError::input(format!(
+                "--kind {other}: unknown trace kind\n  hint: use kv-cache-tester or mooncake (default: detected)"
+            ))),
+        })
+        .transpose()?;
+    let traces = trace::read_path_as(path, want).map_err(input)?;
+    let dir = path.is_dir();
+    if dir && out.is_none() {
+        return Err(CliError::input(format!(
+            "{}: is a directory of {} trace(s)\n  hint: give --out DIR to write one scenario file per stream",
+            path.display(),
+            traces.len()
+        )));
+    }
+    let mut files = Vec::new();
+    for t in &traces {
+        let scenarios = trace::scenario::scenarios(t);
+        if scenarios.is_empty() {
+            return Err(CliError::input(format!(
+                "{}: no request found\n  hint: is this a block-hash trace?",
+                t.file.display()
+            )));
+        }
+        for s in &scenarios {
+            let text = s.to_toml(t).map_err(CliError::input)?;
+            let target = match out {
+                None => None,
+                Some(o) if dir => Some(o.join(file_name(&t.id, &s.stream))),
+                Some(o) if s.stream == "main" => Some(o.to_path_buf()),
+                Some(o) => Some(sibling(o, &s.stream)),
+            };
+            files.push((target, text, s.stream.clone()));
+        }
+    }
+    if let (Some(o), true) = (out, dir) {
+        std::fs::create_dir_all(o)
+            .map_err(|e| CliError::input(format!("--out {}: {e}", o.display())))?;
+    }
+    for (target, text, stream) in files {
+        match target {
+            Some(p) => write(&p, &text)?,
+            None if stream == "main" => print!("{text}"),
+            None => eprintln!("{stream}: a subagent stream (use --out to write it)"),
+        }
+    }
+    Ok(())
+}
+
+fn file_name(id: &str, stream: &str) -> String {
+    let safe = |s: &str| {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+    };
+    if stream == "main" {
+        format!("{}.toml", safe(id))
+    } else {
+        format!("{}.{}.toml", safe(id), safe(stream))
+    }
+}
+
+fn sibling(out: &Path, stream: &str) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("scenario");
+    out.with_file_name(file_name(stem, stream))
+}

@@ -1,0 +1,266 @@
+//! One workload replay: every session's requests on one clock, against one cache.
+//!
+//! Engines (`paged`, `radix`) are one pool shared by every session: all requests go on one
+//! [`Schedule`], replayed single-threaded in time order, so the run is deterministic. Provider
+//! caches are per account: each session has its own cache instance, so sessions are
+//! independent and replayed in parallel (rayon); results are gathered in input order, so the
+//! output does not depend on the thread count. `ideal` and the other models are per session too
+//! (trace ids are local, so sessions never share content).
+
+use std::time::Duration;
+
+use rayon::prelude::*;
+
+use super::{session_requests, BuildOptions, RequestRef};
+use crate::cache::{self, BreakReason, CacheConfig, CacheOutcome, PriceTable};
+use crate::engine::schedule::{Schedule, Timed};
+use crate::prompt::Ttl;
+use crate::trace::Trace;
+
+/// Tokens per block of `--kv-blocks` (vLLM's default `--block-size`); `radix` gets the same
+/// number of tokens.
+pub const KV_BLOCK_TOKENS: u64 = 16;
+
+/// Why a workload could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// The cache model or one of its parameters is not valid.
+    #[error("--cache {cache}: {detail}")]
+    Cache { cache: String, detail: String },
+    /// A request names a model the price table does not know.
+    #[error("{trace}: stream {stream}, request {request}: {detail} (hint: serve every request on a priced model with --model, or add it with --pricing FILE)")]
+    Price {
+        trace: String,
+        stream: String,
+        request: usize,
+        detail: String,
+    },
+}
+
+/// One cache to replay the workload against.
+#[derive(Debug, Clone)]
+pub struct CacheSpec {
+    /// Registered cache model name.
+    pub name: String,
+    /// Its parameters (capacity, TTLs).
+    pub config: CacheConfig,
+}
+
+/// Whether a cache model is one pool shared by every session (a serving engine).
+pub fn is_engine(name: &str) -> bool {
+    matches!(name, "paged" | "radix")
+}
+
+impl CacheSpec {
+    /// `name` with its default parameters.
+    pub fn new(name: &str) -> Result<CacheSpec, WorkloadError> {
+        if cache::registry::entry(name).is_none() {
+            return Err(WorkloadError::Cache {
+                cache: name.into(),
+                detail: format!("unknown; known models: {}", cache::CACHE_NAMES.join(", ")),
+            });
+        }
+        Ok(CacheSpec {
+            name: name.into(),
+            config: CacheConfig::default(),
+        })
+    }
+
+    /// Sets an engine's pool to `blocks` blocks of [`KV_BLOCK_TOKENS`] (`None`: unbounded).
+    pub fn with_kv_blocks(mut self, blocks: Option<u64>) -> CacheSpec {
+        let blocks = blocks.unwrap_or(u32::MAX as u64);
+        self.config.paged.capacity_blocks = blocks as usize;
+        self.config.radix.capacity_tokens = blocks.saturating_mul(KV_BLOCK_TOKENS) as usize;
+        self
+    }
+
+    /// Sets a provider cache's TTL: Anthropic-style caches write that class (`5m`, `1h`; another
+    /// duration becomes the lifetime of the `5m` class); OpenAI's idle TTL is set to it.
+    pub fn with_ttl(mut self, ttl: Duration) -> Result<CacheSpec, WorkloadError> {
+        let class = if ttl == Duration::from_secs(3600) {
+            Ttl::OneHour
+        } else {
+            Ttl::FiveMinutes
+        };
+        let c = &mut self.config;
+        let bp = match self.name.as_str() {
+            "anthropic" => &mut c.anthropic,
+            "anthropic-auto" => &mut c.anthropic_auto,
+            "bedrock" => &mut c.bedrock,
+            "openai" => {
+                c.openai.idle_ttl = ttl;
+                return Ok(self);
+            }
+            other => {
+                return Err(WorkloadError::Cache {
+                    cache: other.into(),
+                    detail: "a TTL applies to anthropic, anthropic-auto, bedrock and openai".into(),
+                })
+            }
+        };
+        bp.system_ttl = class;
+        bp.message_ttl = class;
+        bp.subagent_message_ttl = None;
+        if class == Ttl::FiveMinutes {
+            bp.ttl_5m = ttl;
+        }
+        Ok(self)
+    }
+}
+
+/// One request's result.
+#[derive(Debug, Clone)]
+pub struct Priced {
+    /// Which request it is.
+    pub at: RequestRef,
+    /// What the cache did.
+    pub outcome: CacheOutcome,
+    /// Output tokens billed.
+    pub output_tokens: u64,
+    /// Its cost in USD.
+    pub cost_usd: f64,
+}
+
+impl Priced {
+    /// The reuse stopped at an entry the cache evicted for room.
+    pub fn evicted(&self) -> bool {
+        matches!(&self.outcome.stop, Some(s) if s.reason == BreakReason::Evicted)
+    }
+}
+
+/// Replays every session against `spec`; results in (session, stream, request) order.
+pub fn run(
+    traces: &[Trace],
+    starts: &[u64],
+    spec: &CacheSpec,
+    opts: &BuildOptions,
+    prices: &PriceTable,
+) -> Result<Vec<Priced>, WorkloadError> {
+    let build = || {
+        cache::build_with(&spec.name, prices, &spec.config).map_err(|detail| WorkloadError::Cache {
+            cache: spec.name.clone(),
+            detail,
+        })
+    };
+    build()?;
+    let mut stream0 = vec![0; traces.len()];
+    for i in 1..traces.len() {
+        stream0[i] = stream0[i - 1] + traces[i - 1].streams.len();
+    }
+    let opts = BuildOptions {
+        shared_pool: is_engine(&spec.name),
+        ..opts.clone()
+    };
+    let timed = |i: usize| session_requests(&traces[i], i, starts[i], stream0[i], &opts);
+    if is_engine(&spec.name) {
+        let all: Vec<_> = (0..traces.len()).flat_map(timed).collect();
+        return replay_one(traces, all, build()?.as_mut(), prices);
+    }
+    let per: Vec<Result<Vec<Priced>, WorkloadError>> = (0..traces.len())
+        .into_par_iter()
+        .map(|i| replay_one(traces, timed(i), build()?.as_mut(), prices))
+        .collect();
+    let mut out = Vec::new();
+    for r in per {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// Replays `requests` on one schedule against `cache` and prices each.
+fn replay_one(
+    traces: &[Trace],
+    requests: Vec<(RequestRef, Timed)>,
+    cache: &mut dyn cache::CacheModel,
+    prices: &PriceTable,
+) -> Result<Vec<Priced>, WorkloadError> {
+    let mut schedule = Schedule::new();
+    let mut meta = Vec::with_capacity(requests.len());
+    for (at, t) in requests {
+        meta.push((at, t.request.model.clone(), t.request.output_tokens));
+        schedule.push(t);
+    }
+    let charges = cache.charges_writes();
+    let outcomes = schedule.run(cache);
+    meta.into_iter()
+        .zip(outcomes)
+        .map(|((at, model, output_tokens), outcome)| {
+            let price = prices.resolve(&model).ok_or_else(|| {
+                let t = &traces[at.session];
+                WorkloadError::Price {
+                    trace: t.file.display().to_string(),
+                    stream: t.streams[at.stream].name.clone(),
+                    request: at.request,
+                    detail: prices.unknown_model(&model),
+                }
+            })?;
+            let cost_usd = price.cost_billed(&outcome, output_tokens, charges);
+            Ok(Priced {
+                at,
+                outcome,
+                output_tokens,
+                cost_usd,
+            })
+        })
+        .collect()
+}
+
+/// Totals over a set of requests (one session, or the whole workload).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    /// Requests of the traces (keep-alive pings not counted).
+    pub requests: u64,
+    /// Keep-alive pings sent.
+    pub pings: u64,
+    /// Prompt tokens of the trace requests.
+    pub prompt_tokens: u64,
+    /// Of those, read from the cache.
+    pub cached_tokens: u64,
+    /// Of those, stored for later.
+    pub cache_write_tokens: u64,
+    /// Cost in USD, pings included.
+    pub cost_usd: f64,
+    /// Requests whose reuse stopped at an evicted entry.
+    pub evicted_requests: u64,
+}
+
+impl Totals {
+    /// Adds one request.
+    pub fn add(&mut self, p: &Priced) {
+        self.cost_usd += p.cost_usd;
+        if p.at.ping {
+            self.pings += 1;
+            return;
+        }
+        self.requests += 1;
+        self.prompt_tokens += p.outcome.prompt_tokens;
+        self.cached_tokens += p.outcome.cached_tokens;
+        self.cache_write_tokens += p.outcome.cache_write_tokens();
+        self.evicted_requests += p.evicted() as u64;
+    }
+
+    /// Prompt tokens prefilled again.
+    pub fn recomputed_tokens(&self) -> u64 {
+        self.prompt_tokens - self.cached_tokens
+    }
+
+    /// Cached over prompt tokens.
+    pub fn hit_rate(&self) -> f64 {
+        if self.prompt_tokens == 0 {
+            0.0
+        } else {
+            self.cached_tokens as f64 / self.prompt_tokens as f64
+        }
+    }
+}
+
+/// Totals per session (input order) and over the workload.
+pub fn totals(n_sessions: usize, results: &[Priced]) -> (Vec<Totals>, Totals) {
+    let mut per = vec![Totals::default(); n_sessions];
+    let mut all = Totals::default();
+    for p in results {
+        per[p.at.session].add(p);
+        all.add(p);
+    }
+    (per, all)
+}
