@@ -315,6 +315,8 @@ fn build(
         description: format!("block-hash trace {}", trace.id),
         model,
         plan_model: None,
+        ttl: None,
+        keepalive_max_tokens: 1,
         tokenizer: Default::default(),
         seed: 0,
         initial_mode: Mode::Default,
