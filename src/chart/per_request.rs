@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::data::{self, Break, Group, Phase, Timeline};
-use super::style::{err, legend, legend_height, phase_color, series_color, text, Draw, LEGEND};
+use super::style::{err, legend, legend_height, phase_color, strategy_color, text, Draw, LEGEND};
 
 /// Pixel height of the timeline strip.
 const STRIP: u32 = 130;
@@ -287,7 +287,7 @@ impl Draw for PerRequest {
         let width = if n > 200 { 1 } else { 3 };
         for (k, (rep, _)) in groups.iter().enumerate() {
             let line = &self.lines[*rep];
-            let color = series_color(*rep);
+            let color = strategy_color(&line.name);
             // Lines drawn earlier are wider, so a line that runs along another one shows as
             // a coloured edge instead of vanishing.
             let width = if n > 200 {
@@ -320,7 +320,7 @@ impl Draw for PerRequest {
                         .draw_series(std::iter::once(Cross::new(
                             (b.request as f64, *v),
                             if n > 200 { 5 } else { 8 },
-                            series_color(*rep).stroke_width(3),
+                            strategy_color(&line.name).stroke_width(3),
                         )))
                         .map_err(err)?;
                 }
@@ -328,7 +328,9 @@ impl Draw for PerRequest {
         }
         for (i, row, left) in placed {
             let l = &labels[i];
-            let color = l.series.map_or(RGBColor(60, 60, 60), series_color);
+            let color = l
+                .series
+                .map_or(RGBColor(60, 60, 60), |i| strategy_color(&self.lines[i].name));
             let y = 4 + (row as i32) * LABEL_ROW as i32;
             let x = (plot_left + left) as i32;
             band.draw(&Text::new(l.text.clone(), (x, y), text(14).color(&color)))
@@ -351,7 +353,7 @@ impl Draw for PerRequest {
                 for m in &members[1..] {
                     name.push_str(&format!("\n= {}", self.lines[*m].name));
                 }
-                (name, series_color(*rep), false)
+                (name, strategy_color(&self.lines[*rep].name), false)
             })
             .collect();
         legend(&legend_area, &entries)?;
