@@ -51,6 +51,23 @@ pub fn glyph_pixels(text: &str, size: f64, mut pixel: impl FnMut(i32, i32, f32))
     }
 }
 
+/// Width in px of `text` at `size` px: advances and kerning of the embedded font (what
+/// [`glyph_pixels`] and plotters' layout use), for placing labels without guessing.
+pub fn text_width(text: &str, size: f64) -> f64 {
+    let scaled = font().as_scaled(PxScale::from(size as f32));
+    let mut w = 0f32;
+    let mut prev: Option<GlyphId> = None;
+    for c in text.chars() {
+        let id = scaled.glyph_id(c);
+        if let Some(p) = prev {
+            w += scaled.kern(p, id);
+        }
+        w += scaled.h_advance(id);
+        prev = Some(id);
+    }
+    f64::from(w)
+}
+
 /// A bitmap backend whose text keeps each glyph's side bearings; everything else is drawn by
 /// the wrapped backend.
 pub struct Glyphs<B>(pub B);
