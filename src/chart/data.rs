@@ -119,9 +119,10 @@ impl CostSplit {
     }
 }
 
-/// Whether a cache model bills writes in 5-minute and 1-hour classes (the Anthropic models).
+/// Whether a cache model bills writes in 5-minute and 1-hour classes: Anthropic's API and
+/// Bedrock (Anthropic models, the same classes). Elsewhere a write has no class to name.
 pub fn has_ttl_classes(cache: &str) -> bool {
-    cache.starts_with("anthropic")
+    cache.starts_with("anthropic") || cache == "bedrock"
 }
 
 /// Splits the cost of `rows` with the same prices `ModelPrice::cost_billed` used, so the parts add

@@ -172,7 +172,9 @@ pub fn caption_lines(a: &str, b: &str, metric: &str) -> [String; 2] {
         format!("lower {metric}")
     };
     [
-        format!("cell: {a}'s advantage over {b} in % of {b}'s {metric} (positive: {a} has the {good})"),
+        format!(
+            "cell: {a}'s advantage over {b} in % of {b}'s {metric} (positive: {a} has the {good})"
+        ),
         format!("green: {a} wins, red: {b} wins, black line: break-even"),
     ]
 }
@@ -305,10 +307,7 @@ impl Draw for Heatmap {
         let caption = caption_lines(&self.a, &self.b, &self.metric);
         self.draw_color_bar(&bar_area, scale, caption_h)?;
         let (fw, _) = footer.dim_in_pixel();
-        for (k, line) in caption
-            .into_iter()
-            .enumerate()
-        {
+        for (k, line) in caption.into_iter().enumerate() {
             footer
                 .draw(&Text::new(
                     line,
@@ -400,7 +399,10 @@ mod caption_tests {
              (positive: history-reset has the lower cost)"
         );
         let [hit, _] = super::caption_lines("a", "b", "hit-rate");
-        assert!(hit.ends_with("(positive: a has the higher hit-rate)"), "{hit}");
+        assert!(
+            hit.ends_with("(positive: a has the higher hit-rate)"),
+            "{hit}"
+        );
         assert!(!cell.contains("is better") && !hit.contains("is better"));
     }
 }

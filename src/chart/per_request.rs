@@ -113,7 +113,11 @@ pub const NEAR: f64 = 0.015;
 
 /// For each drawn line (an entry of [`coinciding`]), the earlier drawn line it runs along
 /// everywhere without being identical (within `NEAR * y_max` at every request), if any.
-pub fn near_identical(lines: &[Line], groups: &[(usize, Vec<usize>)], y_max: f64) -> Vec<Option<usize>> {
+pub fn near_identical(
+    lines: &[Line],
+    groups: &[(usize, Vec<usize>)],
+    y_max: f64,
+) -> Vec<Option<usize>> {
     let tol = NEAR * y_max;
     groups
         .iter()
@@ -232,7 +236,10 @@ pub fn place_near(labels: &[(f64, f64, f64)], obstacles: &[Rect], plot: Rect) ->
             }
         }
         let found = candidates.into_iter().find(|r| {
-            r.0 >= plot.0 && r.2 <= plot.2 && r.1 >= plot.1 && r.3 <= plot.3
+            r.0 >= plot.0
+                && r.2 <= plot.2
+                && r.1 >= plot.1
+                && r.3 <= plot.3
                 && !taken.iter().any(|t| overlaps(*r, *t))
         });
         if let Some(r) = found {
@@ -367,10 +374,18 @@ impl PerRequest {
                 .filter_map(|r| points.get(r - 1).copied())
                 .collect();
             chart
-                .draw_series(pings.iter().map(|p| TriangleMarker::new(*p, 10, BLACK.filled())))
+                .draw_series(
+                    pings
+                        .iter()
+                        .map(|p| TriangleMarker::new(*p, 10, BLACK.filled())),
+                )
                 .map_err(err)?;
             chart
-                .draw_series(pings.iter().map(|p| TriangleMarker::new(*p, 6, color.filled())))
+                .draw_series(
+                    pings
+                        .iter()
+                        .map(|p| TriangleMarker::new(*p, 6, color.filled())),
+                )
                 .map_err(err)?;
         }
         // Breaks: a cross on the point, drawn over every line so none hides under another
@@ -414,7 +429,11 @@ impl PerRequest {
                 .map_or(i, |(rep, _)| *rep)
         };
         let px = |req: usize, line: usize| {
-            let v = self.lines[drawn(line)].values.get(req - 1).copied().unwrap_or(0.0);
+            let v = self.lines[drawn(line)]
+                .values
+                .get(req - 1)
+                .copied()
+                .unwrap_or(0.0);
             let (x, y) = chart.backend_coord(&(req as f64, v));
             ((x - base.0) as f64, (y - base.1) as f64)
         };
@@ -459,9 +478,9 @@ impl PerRequest {
         let boxes = place_near(&anchors, &obstacles, plot);
         for (l, b) in labels.iter().zip(&boxes) {
             let Some((x0, y0, x1, y1)) = *b else { continue };
-            let color = l
-                .series
-                .map_or(RGBColor(60, 60, 60), |i| strategy_color(&self.lines[i].name));
+            let color = l.series.map_or(RGBColor(60, 60, 60), |i| {
+                strategy_color(&self.lines[i].name)
+            });
             area.draw(&Rectangle::new(
                 [(x0 as i32, y0 as i32), (x1 as i32, y1 as i32)],
                 WHITE.mix(0.85).filled(),
@@ -509,7 +528,11 @@ impl PerRequest {
             notes.extend(["= : identical values,", "drawn as one line"]);
         }
         if near.iter().any(Option::is_some) {
-            notes.extend(["≈ : within 1.5% of the axis", "at every request: drawn", "over the line it names"]);
+            notes.extend([
+                "≈ : within 1.5% of the axis",
+                "at every request: drawn",
+                "over the line it names",
+            ]);
         }
         let pings = self.lines.iter().any(|l| !l.pings.is_empty());
         let more = format!("+{dropped} break label(s) left out:");
@@ -529,8 +552,12 @@ impl PerRequest {
             y += 20;
         }
         for line in notes {
-            area.draw(&Text::new(line, (8, y), text(13).color(&RGBColor(90, 90, 90))))
-                .map_err(err)?;
+            area.draw(&Text::new(
+                line,
+                (8, y),
+                text(13).color(&RGBColor(90, 90, 90)),
+            ))
+            .map_err(err)?;
             y += 16;
         }
         Ok(())

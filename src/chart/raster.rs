@@ -46,7 +46,8 @@ pub fn glyph_pixels(text: &str, size: f64, mut pixel: impl FnMut(i32, i32, f32))
         prev = Some(id);
         if let Some(outline) = scaled.outline_glyph(glyph) {
             let b = outline.px_bounds();
-            outline.draw(|x, y, cov| pixel(b.min.x as i32 + x as i32, b.min.y as i32 + y as i32, cov));
+            outline
+                .draw(|x, y, cov| pixel(b.min.x as i32 + x as i32, b.min.y as i32 + y as i32, cov));
         }
     }
 }
@@ -220,7 +221,10 @@ mod tests {
         let want = expected_starts(text);
         assert_eq!(got.len(), want.len(), "{got:?}");
         for (g, w) in got.iter().zip(&want) {
-            assert!((*g as f32 - w).abs() <= 1.0, "ink at {got:?}, metrics say {want:?}");
+            assert!(
+                (*g as f32 - w).abs() <= 1.0,
+                "ink at {got:?}, metrics say {want:?}"
+            );
         }
         // plotters' own path drops the bearing: the `1` (bearing about 4.4 px at 40 px) starts
         // too far left there. This documents the bug the wrapper exists for.

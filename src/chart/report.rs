@@ -391,7 +391,10 @@ fn overview(sections: &[Section<'_>]) -> (Vec<String>, Vec<Vec<Cell>>) {
 
 /// The overview's rows grouped by scenario (rows are in section order): the scenario, a line
 /// saying which strategy is cheapest under how many of its cache models, and its row indices.
-fn overview_blocks(sections: &[Section<'_>], rows: &[Vec<Cell>]) -> Vec<(String, String, Vec<usize>)> {
+fn overview_blocks(
+    sections: &[Section<'_>],
+    rows: &[Vec<Cell>],
+) -> Vec<(String, String, Vec<usize>)> {
     by_scenario(sections)
         .into_iter()
         .map(|(scenario, idx)| {
@@ -410,7 +413,11 @@ fn overview_blocks(sections: &[Section<'_>], rows: &[Vec<Cell>]) -> Vec<(String,
                 .map(|(w, k)| format!("{w} under {k} of {n}"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            (scenario.to_string(), format!("cheapest: {line} cache models"), idx)
+            (
+                scenario.to_string(),
+                format!("cheapest: {line} cache models"),
+                idx,
+            )
         })
         .collect()
 }
@@ -564,7 +571,10 @@ pub fn markdown(
     strategies: &[Box<dyn Strategy>],
 ) -> String {
     let mut s = String::from("# plancache design review\n\n");
-    let _ = write!(s, "<a id=\"overview\"></a>\n\n## Overview\n\n{OVERVIEW_NOTE}\n\n");
+    let _ = write!(
+        s,
+        "<a id=\"overview\"></a>\n\n## Overview\n\n{OVERVIEW_NOTE}\n\n"
+    );
     let (header, rows) = overview(sections);
     let md_rows: Vec<Vec<String>> = rows
         .iter()
@@ -582,7 +592,12 @@ pub fn markdown(
         // One block per scenario, its table without the scenario column.
         let header_refs: Vec<&str> = header[1..].iter().map(String::as_str).collect();
         for (scenario, line, idx) in overview_blocks(sections, &rows) {
-            let _ = writeln!(s, "<details>\n<summary><b>{}</b>: {}</summary>\n", esc(&scenario), esc(&line));
+            let _ = writeln!(
+                s,
+                "<details>\n<summary><b>{}</b>: {}</summary>\n",
+                esc(&scenario),
+                esc(&line)
+            );
             let block: Vec<Vec<String>> = idx.iter().map(|&i| md_rows[i][1..].to_vec()).collect();
             s.push_str(&md_table(&header_refs, &block));
             s.push_str("\n</details>\n\n");

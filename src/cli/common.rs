@@ -158,7 +158,9 @@ pub fn check_models(sessions: &[Session], prices: &mut PriceTable) -> Result<(),
             if prices.get(m).is_none() {
                 // The line the id is written on, with the line itself and a caret under it.
                 let (place, snippet) = match crate::scenario::model_place(&session.path, m) {
-                    Some((line, col, snip)) => (format!(": line {line}, column {col}"), format!("\n{snip}")),
+                    Some((line, col, snip)) => {
+                        (format!(": line {line}, column {col}"), format!("\n{snip}"))
+                    }
                     None => (String::new(), String::new()),
                 };
                 return Err(CliError::input(format!(

@@ -150,9 +150,13 @@ fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> ScenarioError {
     let message = super::messages::plain(e.message());
     let suggestion = unknown_field_suggestion(&message);
     let hint = if let Some((given, best)) = &suggestion {
-        Some(format!("did you mean `{best}`? (`{given}` is not a field here; `plancache schema` prints every allowed field)"))
+        Some(format!(
+            "rename `{given}` to `{best}`; `plancache schema` prints every allowed field"
+        ))
     } else if message.contains("unknown field") {
-        Some("remove or rename the field; `plancache schema` prints every allowed field".to_string())
+        Some(
+            "remove or rename the field; `plancache schema` prints every allowed field".to_string(),
+        )
     } else if message.contains("wanted exactly 1 element") {
         Some("a [[steps]] table takes exactly one key (user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, edit_system, add_tool, remove_tool, replace_tool, reorder_tools): look for a misspelled or extra key in the step that starts here".to_string())
     } else if message.contains("unknown variant") {
@@ -691,13 +695,28 @@ mod tests {
         let text = "name = \"x\"\nmodel = \"m\"\nsystem = { tokens = 10 }\n[[steps]]\nassistant = { tokens = 5, calls = [{ tool = \"Read\", result_token = 40 }] }\n";
         let err = load_str(text, Path::new("s.toml")).unwrap_err();
         let shown = err.to_string();
-        assert!(shown.starts_with("s.toml: line 5, column 50: unknown field `result_token`"), "{shown}");
-        assert!(shown.contains("hint: rename `result_token` to `result_tokens`"), "{shown}");
+        assert!(
+            shown.starts_with("s.toml: line 5, column 53: unknown field `result_token`"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("hint: rename `result_token` to `result_tokens`"),
+            "{shown}"
+        );
         // The snippet: the line under its number, a caret run under `result_token` (12 wide,
-        // from column 50).
-        let caret = format!("{}{} did you mean `result_tokens`?", " ".repeat(49), "^".repeat(12));
+        // from column 53: `assistant = { tokens = 5, calls = [{ tool = "Read", ` is 52 long).
+        let caret = format!(
+            "{}{} did you mean `result_tokens`?",
+            " ".repeat(52),
+            "^".repeat(12)
+        );
         assert!(shown.contains("5 | assistant = { tokens = 5"), "{shown}");
-        assert!(shown.lines().any(|l| l.ends_with(&caret) && l.trim_start().starts_with('|')), "{shown}");
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.ends_with(&caret) && l.trim_start().starts_with('|')),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -709,14 +728,19 @@ mod tests {
         assert!(shown.contains("2 | seed = = 7"), "{shown}");
         // Column 8 is under the second `=`: "seed = " is 7 characters.
         assert!(
-            shown.lines().any(|l| l.starts_with("  |") && l[3..].starts_with("        ^")),
+            shown
+                .lines()
+                .any(|l| l.starts_with("  |") && l[3..].starts_with("        ^")),
             "{shown}"
         );
     }
 
     #[test]
     fn closest_name_needs_a_near_match() {
-        assert_eq!(closest("result_token", &["tool", "result_tokens"]), Some("result_tokens"));
+        assert_eq!(
+            closest("result_token", &["tool", "result_tokens"]),
+            Some("result_tokens")
+        );
         assert_eq!(closest("zzz", &["tool", "result_tokens"]), None);
     }
 }
