@@ -517,7 +517,7 @@ impl PerRequest {
                     name.push_str(&format!("\n= {}", self.lines[*m].name));
                 }
                 if let Some(j) = near {
-                    name.push_str(&format!("\n≈ {} (hides it)", self.lines[*j].name));
+                    name.push_str(&format!("\n≈ {}", self.lines[*j].name));
                 }
                 (name, strategy_color(&self.lines[*rep].name), false)
             })

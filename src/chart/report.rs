@@ -406,7 +406,7 @@ fn overview_blocks(
                     None => wins.push((who, 1)),
                 }
             }
-            wins.sort_by(|a, b| b.1.cmp(&a.1));
+            wins.sort_by_key(|w| std::cmp::Reverse(w.1));
             let n = idx.len();
             let line = wins
                 .iter()
