@@ -92,7 +92,7 @@ fn verdict_is_computed_from_the_rows() {
     // breaks are tool-list changes that permission-mode does not have.
     assert_eq!(
         v,
-        "Total cost (prompt + output, the `cost $` of `run`), cheapest first: 1. permission-mode $0.1598 (hit 82%; no breaks), \
+        "Total cost (prompt + output: cost $ in plancache run), cheapest first: 1. permission-mode $0.1598 (hit 82%; no breaks), \
          2. toolset-swap $0.2443 (hit 66%; permission-mode saves 35%; extra breaks: tools changed at requests 2 and 6)."
     );
     assert_eq!(sections[0].verdict.len(), 1, "one ranked line");
@@ -245,7 +245,7 @@ fn verdict_groups_strategies_with_the_same_figures() {
         .join(" ");
     // Same cost and same (no) breaks: one entry.
     assert!(
-        v.starts_with("Total cost (prompt + output, the `cost $` of `run`), cheapest first: 1. permission-mode = masked $0.1598 (hit 82%; no breaks), 2. toolset-swap $0.2443"),
+        v.starts_with("Total cost (prompt + output: cost $ in plancache run), cheapest first: 1. permission-mode = masked $0.1598 (hit 82%; no breaks), 2. toolset-swap $0.2443"),
         "{v}"
     );
 }

@@ -164,7 +164,7 @@ fn the_verdict_ranks_the_totals_run_prints_and_says_so() {
         ]
     );
     assert!(html.contains(
-        "Total cost (prompt + output, the `cost $` of `run`), cheapest first: 1. permission-mode $0.1598 (hit 82%; no breaks), \
+        "Total cost (prompt + output: cost $ in plancache run), cheapest first: 1. permission-mode $0.1598 (hit 82%; no breaks), \
          2. toolset-swap $0.2443 (hit 66%; permission-mode saves 35%;"
     ), "{}", &html[html.find("Verdict.").unwrap()..][..400]);
     // The summary table names what its sums sum; no bare "input $".

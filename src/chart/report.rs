@@ -162,7 +162,7 @@ pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
         ));
     }
     vec![format!(
-        "Total cost (prompt + output, the `cost $` of `run`), cheapest first: {}.",
+        "Total cost (prompt + output: cost $ in plancache run), cheapest first: {}.",
         parts.join(", ")
     )]
 }
