@@ -152,6 +152,73 @@ pub fn show(v: &toml::Value) -> String {
     }
 }
 
+/// Every `[base]` key and `[grid]` axis must be a generator parameter or an option axis: a
+/// misspelled one is reported at its line, with the nearest name, before any point runs.
+fn check_parameter_names(text: &str, path: &Path, file: &SweepFile) -> Result<(), String> {
+    let schema = schemars::schema_for!(GeneratorParams);
+    let params: Vec<&str> = schema
+        .as_value()
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    for (section, table) in [("base", &file.base), ("grid", &file.grid)] {
+        for name in table.keys() {
+            let known = params.contains(&name.as_str())
+                || (section == "grid" && OPTION_AXES.contains(&name.as_str()));
+            if known {
+                continue;
+            }
+            let mut allowed = params.clone();
+            if section == "grid" {
+                allowed.extend(OPTION_AXES);
+            }
+            let near = crate::cache::pricing::closest(name, allowed.iter().copied());
+            let (place, snip) = key_span(text, section, name)
+                .map(|span| {
+                    let (line, col) = crate::scenario::line_col_of(text, span.start);
+                    let label = near.map_or("not a generator parameter".to_string(), |n| {
+                        format!("did you mean `{n}`?")
+                    });
+                    (
+                        format!(" line {line}, column {col}:"),
+                        format!("\n{}", crate::scenario::snippet(text, span, &label)),
+                    )
+                })
+                .unwrap_or_default();
+            let what = if section == "grid" { "axis" } else { "key" };
+            let mean = near.map_or(String::new(), |n| format!("; did you mean `{n}`?"));
+            return Err(format!(
+                "{}:{place} [{section}] {what} `{name}` is not a generator parameter{mean}{snip}\n  hint: `plancache generate --help` lists the parameters; [grid] also takes {}",
+                path.display(),
+                OPTION_AXES.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Byte span of key `name` in table `[section]` of a sweep file's text (first match).
+fn key_span(text: &str, section: &str, name: &str) -> Option<std::ops::Range<usize>> {
+    let header = format!("[{section}]");
+    let mut in_section = false;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            in_section = t.trim_end().starts_with(&header);
+        } else if in_section {
+            let key = t.split(['=', ' ']).next().unwrap_or("").trim_matches('"');
+            if key == name {
+                let start = offset + (line.len() - t.len());
+                return Some(start..start + t.find(['=', ' ']).unwrap_or(name.len()));
+            }
+        }
+        offset += line.len();
+    }
+    None
+}
+
 /// The CSV column holding `metric`, and whether higher is better.
 pub fn metric_column(metric: &str) -> Option<(&'static str, bool)> {
     match metric {
@@ -195,6 +262,7 @@ impl Sweep {
                 }
             }
         }
+        check_parameter_names(text, path, &file)?;
         let mut axes = Vec::new();
         for (name, v) in &file.grid {
             let values = match v {

@@ -85,8 +85,8 @@ fn coinciding_series_are_named_and_shared_breaks_share_a_label() {
         svg.contains("\npermission-mode\n") && svg.contains("\n= masked\n"),
         "legend"
     );
-    // Every strategy loses the lookback at request 3: one label, not nine.
-    assert!(svg.contains("[3] all 9 strategies: messages: lookback exceeded"));
+    // Every strategy loses the lookback at request 3: one label, not nine, beside the break.
+    assert!(svg.contains("\nall 9 strategies: messages: lookback exceeded\n"));
     assert_eq!(svg.matches("lookback exceeded").count(), 1);
     // The cost chart has no legend entry for a part no strategy paid (no uncached input here:
     // every uncached token is written under the anthropic model).

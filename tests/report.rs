@@ -84,15 +84,16 @@ fn verdict_is_computed_from_the_rows() {
     let sections = report::sections(&run, &prices).unwrap();
     assert_eq!(sections.len(), 1);
     let v = sections[0].verdict.join(" ");
-    // Input cost (all but output): permission-mode 18539 x 6e-6 + 87052 x 0.3e-6 = 0.1373496,
-    // toolset-swap 33737 x 6e-6 + 64734 x 0.3e-6 = 0.2218422 -> 0.0844926 / 0.2218422 = 38%.
-    // Hit rates 87052 / 105591 = 82% and 64734 / 98471 = 66%. The swap removes tools when
-    // entering plan mode (request 2) and restores them after approval (request 6): both breaks
-    // are tool-list changes that permission-mode does not have.
+    // Total cost (prompt + output): permission-mode 18539 x 6e-6 + 87052 x 0.3e-6 = 0.1373496
+    // for the prompt plus 1500 output tokens x 15e-6 = 0.0225, 0.1598496 in all; toolset-swap
+    // 33737 x 6e-6 + 64734 x 0.3e-6 = 0.2218422 + 0.0225 = 0.2443422 -> 0.0844926 / 0.2443422
+    // = 35%. Hit rates 87052 / 105591 = 82% and 64734 / 98471 = 66%. The swap removes tools
+    // when entering plan mode (request 2) and restores them after approval (request 6): both
+    // breaks are tool-list changes that permission-mode does not have.
     assert_eq!(
         v,
-        "Prompt cost, cheapest first: 1. permission-mode $0.1373 (hit 82%; no breaks), \
-         2. toolset-swap $0.2218 (hit 66%; permission-mode saves 38%; extra breaks: tools changed at requests 2 and 6)."
+        "Total cost (prompt + output: cost $ in plancache run), cheapest first: 1. permission-mode $0.1598 (hit 82%; no breaks), \
+         2. toolset-swap $0.2443 (hit 66%; permission-mode saves 35%; extra breaks: tools changed at requests 2 and 6)."
     );
     assert_eq!(sections[0].verdict.len(), 1, "one ranked line");
 }
@@ -244,7 +245,7 @@ fn verdict_groups_strategies_with_the_same_figures() {
         .join(" ");
     // Same cost and same (no) breaks: one entry.
     assert!(
-        v.starts_with("Prompt cost, cheapest first: 1. permission-mode = masked $0.1373 (hit 82%; no breaks), 2. toolset-swap $0.2218"),
+        v.starts_with("Total cost (prompt + output: cost $ in plancache run), cheapest first: 1. permission-mode = masked $0.1598 (hit 82%; no breaks), 2. toolset-swap $0.2443"),
         "{v}"
     );
 }

@@ -1,5 +1,5 @@
-//! Cost per session, one stacked bar per strategy: uncached input, cache writes (5 m / 1 h),
-//! cache reads and output.
+//! Cost per session, one stacked bar per strategy: uncached input, cache writes (5 m / 1 h
+//! under Anthropic, one class elsewhere), cache reads, output and explicit cache storage.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -8,12 +8,13 @@ use super::data::{cost_split, CostSplit, Group};
 use super::style::{err, legend, text, Draw, LEGEND};
 use crate::cache::PriceTable;
 
-const PART_COLORS: [RGBColor; 5] = [
+const PART_COLORS: [RGBColor; CostSplit::N] = [
     RGBColor(214, 39, 40),
     RGBColor(255, 152, 60),
     RGBColor(188, 128, 189),
     RGBColor(44, 160, 44),
     RGBColor(110, 110, 110),
+    RGBColor(23, 190, 207),
 ];
 
 pub struct CostChart {
@@ -39,7 +40,7 @@ pub fn chart(group: &Group<'_>, prices: &PriceTable) -> Result<CostChart, String
 /// Parts of the split that are non-zero for at least one bar (all-zero parts get no legend
 /// entry: a cache model without 1-hour writes shows no "cache writes 1h").
 pub fn parts_used(bars: &[(String, CostSplit)]) -> Vec<usize> {
-    (0..CostSplit::PARTS.len())
+    (0..CostSplit::N)
         .filter(|&p| bars.iter().any(|(_, s)| s.parts()[p] > 0.0))
         .collect()
 }
@@ -90,7 +91,7 @@ impl Draw for CostChart {
             .draw()
             .map_err(err)?;
         let thickness = if n > 12 { 0.38 } else { 0.3 };
-        for p in 0..CostSplit::PARTS.len() {
+        for p in 0..CostSplit::N {
             let color = PART_COLORS[p];
             let rects: Vec<Rectangle<(f64, f64)>> = self
                 .bars
@@ -136,9 +137,13 @@ impl Draw for CostChart {
             .map_err(err)?;
         }
         // Parts in stacking order (left to right), only those this chart uses.
+        let names = self
+            .bars
+            .first()
+            .map_or(CostSplit::default().names(), |(_, s)| s.names());
         let entries: Vec<(String, RGBColor, bool)> = parts_used(&self.bars)
             .into_iter()
-            .map(|p| (CostSplit::PARTS[p].to_string(), PART_COLORS[p], true))
+            .map(|p| (names[p].to_string(), PART_COLORS[p], true))
             .collect();
         legend(&legend_area, &entries)
     }

@@ -62,46 +62,80 @@ pub fn groups(report: &RunReport) -> Vec<Group<'_>> {
 pub struct CostSplit {
     /// Prompt tokens neither read from nor written to the cache, at the base input price.
     pub uncached_input: f64,
+    /// Cache writes of the 5-minute class (Anthropic), or every write of a cache model whose
+    /// writes have no TTL class (then named "cache writes").
     pub write_5m: f64,
+    /// Cache writes of the 1-hour class (Anthropic).
     pub write_1h: f64,
+    /// Cached prompt tokens, at the read price.
     pub read: f64,
+    /// Output tokens, at the output price.
     pub output: f64,
+    /// Explicit cache storage (Gemini `cachedContents`, per token-hour).
+    pub storage: f64,
+    /// Whether the cache model bills writes in TTL classes (5 m / 1 h): Anthropic's do; other
+    /// providers' writes (Gemini explicit objects, OpenAI, self-hosted engines) have none.
+    pub ttl_classes: bool,
 }
 
 impl CostSplit {
-    /// Names of the parts, in drawing order.
-    pub const PARTS: [&'static str; 5] = [
-        "uncached input",
-        "cache writes 5m",
-        "cache writes 1h",
-        "cache reads",
-        "output",
-    ];
+    /// Number of parts, in drawing order.
+    pub const N: usize = 6;
 
-    pub fn parts(&self) -> [f64; 5] {
+    /// Names of the parts, in drawing order, for this split's cache model.
+    pub fn names(&self) -> [&'static str; Self::N] {
+        [
+            "uncached input",
+            if self.ttl_classes {
+                "cache writes 5m"
+            } else {
+                "cache writes"
+            },
+            "cache writes 1h",
+            "cache reads",
+            "output",
+            "cache storage",
+        ]
+    }
+
+    pub fn parts(&self) -> [f64; Self::N] {
         [
             self.uncached_input,
             self.write_5m,
             self.write_1h,
             self.read,
             self.output,
+            self.storage,
         ]
     }
-    /// Everything billed for the prompt (all parts but output).
-    pub fn input(&self) -> f64 {
+    /// The prompt's cost: uncached input, cache writes and cache reads (output and storage
+    /// excluded).
+    pub fn prompt(&self) -> f64 {
         self.uncached_input + self.write_5m + self.write_1h + self.read
     }
+    /// What the session costs in all: `cost_usd` summed over its rows (`cost $` of `run`).
     pub fn total(&self) -> f64 {
-        self.input() + self.output
+        self.prompt() + self.output + self.storage
     }
+}
+
+/// Whether a cache model bills writes in 5-minute and 1-hour classes: Anthropic's API and
+/// Bedrock (Anthropic models, the same classes). Elsewhere a write has no class to name.
+pub fn has_ttl_classes(cache: &str) -> bool {
+    cache.starts_with("anthropic") || cache == "bedrock"
 }
 
 /// Splits the cost of `rows` with the same prices `ModelPrice::cost_billed` used, so the parts add
 /// up to the rows' `cost_usd`. Caches whose provider charges nothing extra for writes bill written
-/// tokens at the base input price; they still show as writes.
+/// tokens at the base input price; they still show as writes. Storage (the one term of the
+/// bill the rows carry no tokens for) is what remains of `cost_usd` after the other parts.
 pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit, String> {
-    let mut s = CostSplit::default();
+    let mut s = CostSplit {
+        ttl_classes: rows.first().is_none_or(|r| has_ttl_classes(&r.cache)),
+        ..CostSplit::default()
+    };
     let mut charges: Vec<(String, bool)> = Vec::new();
+    let mut billed = 0.0;
     for r in rows {
         let charged = match charges.iter().find(|(n, _)| *n == r.cache) {
             Some((_, c)) => *c,
@@ -128,6 +162,12 @@ pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit,
         s.write_1h += r.cache_creation_1h_tokens as f64 * per_token * w1;
         s.read += r.cached_tokens as f64 * per_token * p.read;
         s.output += r.output_tokens as f64 * p.output / 1_000_000.0;
+        billed += r.cost_usd;
+    }
+    // Rounding noise of the sums is not storage.
+    let rest = billed - (s.prompt() + s.output);
+    if rest > 1e-9 {
+        s.storage = rest;
     }
     Ok(s)
 }

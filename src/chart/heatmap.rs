@@ -162,6 +162,23 @@ fn cell_font(label: &str, cell_w: f64, cell_h: f64) -> Option<u32> {
     })
 }
 
+/// The two footer lines under a heatmap. The cell is an advantage, so a positive cell favours
+/// A whatever the metric; the metric's own direction is said in words ("lower cost").
+pub fn caption_lines(a: &str, b: &str, metric: &str) -> [String; 2] {
+    let higher = crate::sweep::metric_column(metric).is_some_and(|(_, h)| h);
+    let good = if higher {
+        format!("higher {metric}")
+    } else {
+        format!("lower {metric}")
+    };
+    [
+        format!(
+            "cell: {a}'s advantage over {b} in % of {b}'s {metric} (positive: {a} has the {good})"
+        ),
+        format!("green: {a} wins, red: {b} wins, black line: break-even"),
+    ]
+}
+
 impl Draw for Heatmap {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
     where
@@ -287,26 +304,10 @@ impl Draw for Heatmap {
                 }
             }
         }
-        let better = if self.metric == "hit-rate" {
-            "higher"
-        } else {
-            "lower"
-        };
+        let caption = caption_lines(&self.a, &self.b, &self.metric);
         self.draw_color_bar(&bar_area, scale, caption_h)?;
         let (fw, _) = footer.dim_in_pixel();
-        for (k, line) in [
-            format!(
-                "cell: {}'s advantage over {} in % of {}'s {} ({better} is better)",
-                self.a, self.b, self.b, self.metric
-            ),
-            format!(
-                "green: {} wins, red: {} wins, black line: break-even",
-                self.a, self.b
-            ),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        for (k, line) in caption.into_iter().enumerate() {
             footer
                 .draw(&Text::new(
                     line,
@@ -384,5 +385,24 @@ impl Heatmap {
             .map_err(err)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod caption_tests {
+    #[test]
+    fn the_caption_says_which_sign_wins_not_lower_is_better() {
+        let [cell, _] = super::caption_lines("history-reset", "permission-mode", "cost");
+        assert_eq!(
+            cell,
+            "cell: history-reset's advantage over permission-mode in % of permission-mode's cost \
+             (positive: history-reset has the lower cost)"
+        );
+        let [hit, _] = super::caption_lines("a", "b", "hit-rate");
+        assert!(
+            hit.ends_with("(positive: a has the higher hit-rate)"),
+            "{hit}"
+        );
+        assert!(!cell.contains("is better") && !hit.contains("is better"));
     }
 }

@@ -12,6 +12,7 @@ pub mod heatmap;
 pub mod hit_rate;
 pub mod machine;
 mod per_request;
+pub mod raster;
 pub mod recomputed;
 pub mod report;
 mod style;

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::data::{self, Break, Group, Phase, Timeline};
-use super::style::{err, legend, legend_height, phase_color, series_color, text, Draw, LEGEND};
+use super::style::{err, legend, legend_height, phase_color, strategy_color, text, Draw, LEGEND};
 
 /// Pixel height of the timeline strip.
 const STRIP: u32 = 130;
@@ -14,9 +14,14 @@ const LEFT: u32 = 90;
 
 /// One strategy's values, one per request.
 pub struct Line {
+    /// The strategy's name: its legend entry and (through `strategy_color`) its colour.
     pub name: String,
+    /// The chart's value at each request, in request order.
     pub values: Vec<f64>,
+    /// The strategy's cache breaks, each marked with a cross and a label at its point.
     pub breaks: Vec<Break>,
+    /// Requests (1-based) that are keep-alive pings, each marked with a triangle.
+    pub pings: Vec<usize>,
 }
 
 /// A per-request chart ready to draw.
@@ -46,6 +51,12 @@ impl PerRequest {
                 name: r.strategy.clone(),
                 values: values(&r.rows),
                 breaks: data::breaks(&r.rows),
+                pings: r
+                    .rows
+                    .iter()
+                    .filter(|x| x.kind == "keepalive")
+                    .map(|x| x.request)
+                    .collect(),
             })
             .collect();
         let top = lines
@@ -65,18 +76,16 @@ impl PerRequest {
             title: format!("{title} - {} ({} cache)", group.scenario, group.cache),
             y_desc: y_desc.to_string(),
             y_format,
-            // Break labels get their own band above the plot: no headroom needed for them.
-            y_max: top * 1.06,
+            // Headroom above the highest point for the break labels placed above it.
+            y_max: top * 1.12,
             lines,
             timeline,
         }
     }
 }
 
-/// Pixel height of one row of break labels.
-const LABEL_ROW: u32 = 19;
-/// At most this many rows of break labels; the rest are counted, not drawn.
-const MAX_LABEL_ROWS: usize = 5;
+/// Pixel height of a break label's box.
+const LABEL_H: f64 = 17.0;
 /// Approximate advance of one character of the embedded font at `size` px (DejaVu Sans
 /// averages about 0.6 em on these labels), used to keep labels from colliding.
 fn text_width(label: &str, size: u32) -> f64 {
@@ -98,7 +107,33 @@ pub fn coinciding(lines: &[Line]) -> Vec<(usize, Vec<usize>)> {
     out
 }
 
-/// One label above the plot: the breaks of one kind, by one or several strategies.
+/// Share of the y axis within which two lines count as near-identical: at every request they
+/// lie closer than this, so the one drawn last covers the other almost everywhere.
+pub const NEAR: f64 = 0.015;
+
+/// For each drawn line (an entry of [`coinciding`]), the earlier drawn line it runs along
+/// everywhere without being identical (within `NEAR * y_max` at every request), if any.
+pub fn near_identical(
+    lines: &[Line],
+    groups: &[(usize, Vec<usize>)],
+    y_max: f64,
+) -> Vec<Option<usize>> {
+    let tol = NEAR * y_max;
+    groups
+        .iter()
+        .enumerate()
+        .map(|(k, (rep, _))| {
+            let v = &lines[*rep].values;
+            groups[..k].iter().map(|(r, _)| *r).find(|&j| {
+                let w = &lines[j].values;
+                w.len() == v.len() && w.iter().zip(v).all(|(a, b)| (a - b).abs() <= tol)
+            })
+        })
+        .collect()
+}
+
+/// One break label, drawn next to its break: the breaks of one kind, by one or several
+/// strategies.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreakLabel {
     pub text: String,
@@ -106,6 +141,8 @@ pub struct BreakLabel {
     pub requests: Vec<usize>,
     /// Colour index of its only strategy, or None when several share it.
     pub series: Option<usize>,
+    /// Indices of the strategies it speaks for (its anchor is the highest of their points).
+    pub who: Vec<usize>,
 }
 
 /// Merges the breaks of all lines into labels: strategies breaking at the same request for the
@@ -131,7 +168,7 @@ pub fn break_labels(lines: &[Line]) -> Vec<BreakLabel> {
     let n = lines.len();
     let mut out: Vec<BreakLabel> = merged
         .into_iter()
-        .map(|(who, short, requests)| {
+        .flat_map(|(who, short, requests)| {
             let names: Vec<&str> = who.iter().map(|&i| lines[i].name.as_str()).collect();
             let who_text = if who.len() == 1 {
                 names[0].to_string()
@@ -142,25 +179,31 @@ pub fn break_labels(lines: &[Line]) -> Vec<BreakLabel> {
             } else {
                 format!("{} strategies", who.len())
             };
-            // The requests lead the label, so it needs no pointer: "[2, 6] toolset-swap: ...".
-            let at = if requests.len() <= 3 {
+            let series = (who.len() == 1).then(|| who[0]);
+            // Up to three breaks: one label at each (the position says which request). More:
+            // one label at the first, naming the span.
+            if requests.len() <= 3 {
                 requests
                     .iter()
-                    .map(|r| r.to_string())
+                    .map(|r| BreakLabel {
+                        text: format!("{who_text}: {short}"),
+                        requests: vec![*r],
+                        series,
+                        who: who.clone(),
+                    })
                     .collect::<Vec<_>>()
-                    .join(", ")
             } else {
-                format!(
-                    "{} .. {}, {} requests",
-                    requests[0],
-                    requests[requests.len() - 1],
-                    requests.len()
-                )
-            };
-            BreakLabel {
-                text: format!("[{at}] {who_text}: {short}"),
-                requests,
-                series: (who.len() == 1).then(|| who[0]),
+                vec![BreakLabel {
+                    text: format!(
+                        "{who_text}: {short} ({} .. {}, {} requests)",
+                        requests[0],
+                        requests[requests.len() - 1],
+                        requests.len()
+                    ),
+                    requests,
+                    series,
+                    who: who.clone(),
+                }]
             }
         })
         .collect();
@@ -168,32 +211,43 @@ pub fn break_labels(lines: &[Line]) -> Vec<BreakLabel> {
     out
 }
 
-/// Places labels in rows so none overlaps another: each label starts at its x (or ends there
-/// when it would run past `width`). Returns (label index, row, left px) and the labels that
-/// did not fit in `max_rows`.
-pub fn place_labels(
-    widths_and_x: &[(f64, f64)],
-    width: f64,
-    max_rows: usize,
-) -> (Vec<(usize, usize, f64)>, usize) {
-    let mut rows_end: Vec<f64> = Vec::new();
-    let mut placed = Vec::new();
-    let mut dropped = 0;
-    for (i, &(w, x)) in widths_and_x.iter().enumerate() {
-        let left = if x + w > width { (x - w).max(0.0) } else { x };
-        match rows_end.iter().position(|&end| left >= end + 8.0) {
-            Some(r) => {
-                rows_end[r] = left + w;
-                placed.push((i, r, left));
+/// A pixel rectangle: left, top, right, bottom.
+pub type Rect = (f64, f64, f64, f64);
+
+fn overlaps(a: Rect, b: Rect) -> bool {
+    a.0 < b.2 + 2.0 && b.0 < a.2 + 2.0 && a.1 < b.3 + 2.0 && b.1 < a.3 + 2.0
+}
+
+/// Places each label (width, anchor x, anchor y in px) next to its anchor: above or below it,
+/// right or left of it, moving further out until it overlaps no placed label and no `obstacle`
+/// (the break crosses) and stays inside `plot`. Returns each label's box, or None when it fits
+/// nowhere within five rows of its anchor.
+pub fn place_near(labels: &[(f64, f64, f64)], obstacles: &[Rect], plot: Rect) -> Vec<Option<Rect>> {
+    let mut taken: Vec<Rect> = obstacles.to_vec();
+    let mut out = Vec::new();
+    for &(w, ax, ay) in labels {
+        let mut candidates = Vec::new();
+        for k in 0..5 {
+            let step = k as f64 * (LABEL_H + 2.0);
+            for top in [ay - 12.0 - LABEL_H - step, ay + 12.0 + step] {
+                for left in [ax + 6.0, ax - 6.0 - w, ax - w / 2.0] {
+                    candidates.push((left, top, left + w, top + LABEL_H));
+                }
             }
-            None if rows_end.len() < max_rows => {
-                rows_end.push(left + w);
-                placed.push((i, rows_end.len() - 1, left));
-            }
-            None => dropped += 1,
         }
+        let found = candidates.into_iter().find(|r| {
+            r.0 >= plot.0
+                && r.2 <= plot.2
+                && r.1 >= plot.1
+                && r.3 <= plot.3
+                && !taken.iter().any(|t| overlaps(*r, *t))
+        });
+        if let Some(r) = found {
+            taken.push(r);
+        }
+        out.push(found);
     }
-    (placed, dropped)
+    out
 }
 
 /// How many x-axis labels fit: request numbers of `n`'s width with room between them.
@@ -215,32 +269,11 @@ impl Draw for PerRequest {
         let (strip, _) = strip.split_horizontally(w - LEGEND);
         let n = self.timeline.phases.len().max(1);
         let groups = coinciding(&self.lines);
-        // Labels first: their rows decide the band's height.
         let plot_left = 12.0 + LEFT as f64;
         let plot_width = (w - LEGEND) as f64 - plot_left - 8.0;
-        let x_px = |x: f64| plot_left + (x - 0.5) / n as f64 * plot_width;
-        let labels = break_labels(&self.lines);
-        let geometry: Vec<(f64, f64)> = labels
-            .iter()
-            .map(|l| {
-                (
-                    text_width(&l.text, 14),
-                    x_px(l.requests[0] as f64) - plot_left,
-                )
-            })
-            .collect();
-        let (placed, dropped) = place_labels(&geometry, plot_width, MAX_LABEL_ROWS);
-        let rows = placed.iter().map(|p| p.1 + 1).max().unwrap_or(0) + usize::from(dropped > 0);
-        let band_h = if rows == 0 {
-            0
-        } else {
-            6 + LABEL_ROW * rows as u32
-        };
-        let (band, top) = top.split_vertically(band_h);
         let x_range = 0.5f64..(n as f64 + 0.5);
         let mut chart = ChartBuilder::on(&top)
             .margin(12)
-            .margin_top(if rows == 0 { 12 } else { 4 })
             .margin_right(8)
             .x_label_area_size(48)
             .y_label_area_size(LEFT)
@@ -274,6 +307,31 @@ impl Draw for PerRequest {
                 )))
                 .map_err(err)?;
         }
+        self.draw_lines(&mut chart, &groups, n)?;
+        let dropped = self.draw_break_labels(&top, &chart, &groups, n)?;
+        self.draw_legend(&legend_area, &groups, dropped)?;
+        self.draw_strip(&strip, x_range, plot_left, plot_width)
+    }
+}
+
+type Plot<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+impl PerRequest {
+    /// The lines (one per group of identical ones), their points, ping triangles and break
+    /// crosses.
+    fn draw_lines<DB: DrawingBackend>(
+        &self,
+        chart: &mut Plot<'_, DB>,
+        groups: &[(usize, Vec<usize>)],
+        n: usize,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
         // Markers shrink on long sessions so the line stays readable.
         let dot = if n > 200 {
             0
@@ -287,7 +345,7 @@ impl Draw for PerRequest {
         let width = if n > 200 { 1 } else { 3 };
         for (k, (rep, _)) in groups.iter().enumerate() {
             let line = &self.lines[*rep];
-            let color = series_color(*rep);
+            let color = strategy_color(&line.name);
             // Lines drawn earlier are wider, so a line that runs along another one shows as
             // a coloured edge instead of vanishing.
             let width = if n > 200 {
@@ -309,70 +367,200 @@ impl Draw for PerRequest {
                     .draw_series(points.iter().map(|p| Circle::new(*p, dot, color.filled())))
                     .map_err(err)?;
             }
+            // Keep-alive pings: a triangle outlined in black on the point.
+            let pings: Vec<(f64, f64)> = line
+                .pings
+                .iter()
+                .filter_map(|r| points.get(r - 1).copied())
+                .collect();
+            chart
+                .draw_series(
+                    pings
+                        .iter()
+                        .map(|p| TriangleMarker::new(*p, 10, BLACK.filled())),
+                )
+                .map_err(err)?;
+            chart
+                .draw_series(
+                    pings
+                        .iter()
+                        .map(|p| TriangleMarker::new(*p, 6, color.filled())),
+                )
+                .map_err(err)?;
         }
         // Breaks: a cross on the point, drawn over every line so none hides under another
-        // strategy's line; the reason is in the band above.
-        for (rep, members) in &groups {
+        // strategy's line; the reason is labelled beside it.
+        for (rep, members) in groups {
+            let line = &self.lines[*rep];
             for b in members.iter().flat_map(|m| &self.lines[*m].breaks) {
-                let line = &self.lines[*rep];
                 if let Some(v) = line.values.get(b.request - 1) {
                     chart
                         .draw_series(std::iter::once(Cross::new(
                             (b.request as f64, *v),
                             if n > 200 { 5 } else { 8 },
-                            series_color(*rep).stroke_width(3),
+                            strategy_color(&line.name).stroke_width(3),
                         )))
                         .map_err(err)?;
                 }
             }
         }
-        for (i, row, left) in placed {
-            let l = &labels[i];
-            let color = l.series.map_or(RGBColor(60, 60, 60), series_color);
-            let y = 4 + (row as i32) * LABEL_ROW as i32;
-            let x = (plot_left + left) as i32;
-            band.draw(&Text::new(l.text.clone(), (x, y), text(14).color(&color)))
-                .map_err(err)?;
-        }
-        if dropped > 0 {
-            let y = 4 + (rows as i32 - 1) * LABEL_ROW as i32;
-            band.draw(&Text::new(
-                format!("+{dropped} more break label(s): see the cache-break table"),
-                (plot_left as i32, y),
-                text(14).color(&RGBColor(90, 90, 90)),
+        Ok(())
+    }
+
+    /// Each break label beside its break's point (on a pale box so lines do not cross the
+    /// text). Returns how many labels found no room.
+    fn draw_break_labels<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        chart: &Plot<'_, DB>,
+        groups: &[(usize, Vec<usize>)],
+        n: usize,
+    ) -> Result<usize, String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let labels = break_labels(&self.lines);
+        let base = area.get_base_pixel();
+        // The drawn line a strategy's point lies on (its group's representative).
+        let drawn = |i: usize| {
+            groups
+                .iter()
+                .find(|(_, m)| m.contains(&i))
+                .map_or(i, |(rep, _)| *rep)
+        };
+        let px = |req: usize, line: usize| {
+            let v = self.lines[drawn(line)]
+                .values
+                .get(req - 1)
+                .copied()
+                .unwrap_or(0.0);
+            let (x, y) = chart.backend_coord(&(req as f64, v));
+            ((x - base.0) as f64, (y - base.1) as f64)
+        };
+        let cross = if n > 200 { 5.0 } else { 8.0 };
+        let obstacles: Vec<Rect> = self
+            .lines
+            .iter()
+            .enumerate()
+            .flat_map(|(i, l)| l.breaks.iter().map(move |b| (b.request, i)))
+            .chain(
+                self.lines
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, l)| l.pings.iter().map(move |r| (*r, i))),
+            )
+            .map(|(req, i)| {
+                let (x, y) = px(req, i);
+                (x - cross, y - cross, x + cross, y + cross)
+            })
+            .collect();
+        let anchors: Vec<(f64, f64, f64)> = labels
+            .iter()
+            .map(|l| {
+                // A shared label sits at the highest of its strategies' points.
+                let line = l
+                    .who
+                    .iter()
+                    .copied()
+                    .min_by(|a, b| px(l.requests[0], *a).1.total_cmp(&px(l.requests[0], *b).1))
+                    .unwrap_or(0);
+                let (x, y) = px(l.requests[0], line);
+                (super::raster::text_width(&l.text, 14.0) + 6.0, x, y)
+            })
+            .collect();
+        let (xr, yr) = chart.plotting_area().get_pixel_range();
+        let plot = (
+            (xr.start - base.0) as f64,
+            (yr.start - base.1) as f64,
+            (xr.end - base.0) as f64,
+            (yr.end - base.1) as f64,
+        );
+        let boxes = place_near(&anchors, &obstacles, plot);
+        for (l, b) in labels.iter().zip(&boxes) {
+            let Some((x0, y0, x1, y1)) = *b else { continue };
+            let color = l.series.map_or(RGBColor(60, 60, 60), |i| {
+                strategy_color(&self.lines[i].name)
+            });
+            area.draw(&Rectangle::new(
+                [(x0 as i32, y0 as i32), (x1 as i32, y1 as i32)],
+                WHITE.mix(0.85).filled(),
+            ))
+            .map_err(err)?;
+            area.draw(&Text::new(
+                l.text.clone(),
+                (x0 as i32 + 3, y0 as i32 + 2),
+                text(14).color(&color),
             ))
             .map_err(err)?;
         }
-        // One legend entry per drawn line; coinciding strategies are named together.
+        Ok(boxes.iter().filter(|b| b.is_none()).count())
+    }
+
+    /// One legend entry per drawn line (identical strategies named together, near-identical
+    /// ones marked), then the notes: what `=` and `≈` mean, the ping marker, labels left out.
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        groups: &[(usize, Vec<usize>)],
+        dropped: usize,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let near = near_identical(&self.lines, groups, self.y_max);
         let entries: Vec<(String, RGBColor, bool)> = groups
             .iter()
-            .map(|(rep, members)| {
+            .zip(&near)
+            .map(|((rep, members), near)| {
                 let mut name = self.lines[*rep].name.clone();
                 for m in &members[1..] {
                     name.push_str(&format!("\n= {}", self.lines[*m].name));
                 }
-                (name, series_color(*rep), false)
+                if let Some(j) = near {
+                    name.push_str(&format!("\n≈ {}", self.lines[*j].name));
+                }
+                (name, strategy_color(&self.lines[*rep].name), false)
             })
             .collect();
-        legend(&legend_area, &entries)?;
+        legend(area, &entries)?;
+        let mut notes: Vec<&str> = Vec::new();
         if groups.len() < self.lines.len() {
-            let used = legend_height(&entries);
-            legend_area
-                .draw(&Text::new(
-                    "= : identical values,",
-                    (8, used + 10),
-                    text(13).color(&RGBColor(90, 90, 90)),
-                ))
-                .map_err(err)?;
-            legend_area
-                .draw(&Text::new(
-                    "drawn as one line",
-                    (8, used + 26),
-                    text(13).color(&RGBColor(90, 90, 90)),
-                ))
-                .map_err(err)?;
+            notes.extend(["= : identical values,", "drawn as one line"]);
         }
-        self.draw_strip(&strip, x_range, plot_left, plot_width)
+        if near.iter().any(Option::is_some) {
+            notes.extend([
+                "≈ : within 1.5% of the axis",
+                "at every request: drawn",
+                "over the line it names",
+            ]);
+        }
+        let pings = self.lines.iter().any(|l| !l.pings.is_empty());
+        let more = format!("+{dropped} break label(s) left out:");
+        if dropped > 0 {
+            notes.extend([more.as_str(), "see the cache-break table"]);
+        }
+        let mut y = legend_height(&entries) + 10;
+        if pings {
+            area.draw(&TriangleMarker::new((14, y), 7, BLACK.filled()))
+                .map_err(err)?;
+            area.draw(&Text::new(
+                "keep-alive ping",
+                (28, y - 7),
+                text(13).color(&RGBColor(90, 90, 90)),
+            ))
+            .map_err(err)?;
+            y += 20;
+        }
+        for line in notes {
+            area.draw(&Text::new(
+                line,
+                (8, y),
+                text(13).color(&RGBColor(90, 90, 90)),
+            ))
+            .map_err(err)?;
+            y += 16;
+        }
+        Ok(())
     }
 }
 

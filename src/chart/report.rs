@@ -87,8 +87,8 @@ pub fn break_sentence(strategies: &[String], bs: &[Break]) -> String {
     format!("{who} {verb} the cache {}", parts.join("; "))
 }
 
-/// The verdict of one scenario and cache model: one line ranking the strategies by prompt
-/// (input) cost, cheapest first. Each entry gives the cost, the hit rate, what the cheapest saves
+/// The verdict of one scenario and cache model: one line ranking the strategies by total cost
+/// (prompt + output + storage: the `cost $` of `plancache run`), cheapest first. Each entry gives the cost, the hit rate, what the cheapest saves
 /// over it, and the cause of the breaks it has beyond the cheapest's. Strategies with the same
 /// cost and the same breaks share one entry (`permission-mode = masked`).
 pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
@@ -98,7 +98,7 @@ pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
     }
     let mut order: Vec<usize> = (0..reps.len()).collect();
     // Stable: ties keep run order.
-    order.sort_by(|&a, &b| splits[a].input().total_cmp(&splits[b].input()));
+    order.sort_by(|&a, &b| splits[a].total().total_cmp(&splits[b].total()));
     let all_breaks: Vec<Vec<Break>> = reps.iter().map(|r| breaks(&r.rows)).collect();
     let same_breaks = |a: &[Break], b: &[Break]| {
         a.len() == b.len()
@@ -109,9 +109,9 @@ pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
     // Entries: (members, representative index).
     let mut entries: Vec<(Vec<usize>, usize)> = Vec::new();
     for &i in &order {
-        let cost = format!("{:.4}", splits[i].input());
+        let cost = format!("{:.4}", splits[i].total());
         match entries.iter_mut().find(|(_, rep)| {
-            format!("{:.4}", splits[*rep].input()) == cost
+            format!("{:.4}", splits[*rep].total()) == cost
                 && same_breaks(&all_breaks[*rep], &all_breaks[i])
         }) {
             Some((members, _)) => members.push(i),
@@ -119,16 +119,16 @@ pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
         }
     }
     let best = entries[0].1;
-    let best_input = splits[best].input();
+    let best_total = splits[best].total();
     let best_name = &reps[best].strategy;
     let mut parts = Vec::new();
     for (rank, (members, rep)) in entries.iter().enumerate() {
         let names: Vec<&str> = members.iter().map(|&i| reps[i].strategy.as_str()).collect();
-        let input = splits[*rep].input();
+        let total = splits[*rep].total();
         let hit = reps[*rep].summary().hit_rate * 100.0;
         let mut notes = vec![format!("hit {hit:.0}%")];
-        if rank > 0 && input > 0.0 {
-            let saved = (input - best_input) / input * 100.0;
+        if rank > 0 && total > 0.0 {
+            let saved = (total - best_total) / total * 100.0;
             notes.push(format!("{best_name} saves {saved:.0}%"));
         }
         let own = &all_breaks[*rep];
@@ -155,14 +155,14 @@ pub fn verdict(group: &Group<'_>, splits: &[CostSplit]) -> Vec<String> {
             });
         }
         parts.push(format!(
-            "{}. {} ${input:.4} ({})",
+            "{}. {} ${total:.4} ({})",
             rank + 1,
             names.join(" = "),
             notes.join("; ")
         ));
     }
     vec![format!(
-        "Prompt cost, cheapest first: {}.",
+        "Total cost (prompt + output: cost $ in plancache run), cheapest first: {}.",
         parts.join(", ")
     )]
 }
@@ -233,21 +233,33 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// Summary table cells per replay: strategy, requests, hit rate, recomputed, the cost split, TTFT.
-const SUMMARY_HEADER: [&str; 12] = [
-    "strategy",
-    "requests",
-    "hit rate",
-    "recomputed tokens",
-    "uncached input $",
-    "writes 5m $",
-    "writes 1h $",
-    "reads $",
-    "output $",
-    "input $",
-    "total $",
-    "mean TTFT ms",
-];
+/// Summary table cells per replay: strategy, requests, hit rate, recomputed, the cost split, the
+/// prompt and total sums, TTFT. The 5-minute write column is plain "cache writes $" under a
+/// cache model whose writes have no TTL class.
+fn summary_header(ttl_classes: bool) -> [&'static str; 13] {
+    [
+        "strategy",
+        "requests",
+        "hit rate",
+        "recomputed tokens",
+        "uncached input $",
+        if ttl_classes {
+            "cache writes 5m $"
+        } else {
+            "cache writes $"
+        },
+        "cache writes 1h $",
+        "cache reads $",
+        "output $",
+        "cache storage $",
+        "prompt $",
+        "total $",
+        "mean TTFT ms",
+    ]
+}
+
+/// What the summed columns sum, said once under each summary table.
+pub const SUMS_NOTE: &str = "prompt $ = uncached input + cache writes + cache reads; total $ = prompt $ + output $ + cache storage $ (the cost $ of plancache run); the verdict ranks by total $.";
 
 fn summary_cells(r: &Replay, s: &CostSplit) -> Vec<String> {
     let sum = r.summary();
@@ -261,15 +273,16 @@ fn summary_cells(r: &Replay, s: &CostSplit) -> Vec<String> {
         format!("{:.4}", s.write_1h),
         format!("{:.4}", s.read),
         format!("{:.4}", s.output),
-        format!("{:.4}", s.input()),
+        format!("{:.4}", s.storage),
+        format!("{:.4}", s.prompt()),
         format!("{:.4}", s.total()),
         format!("{:.0}", sum.ttft_ms),
     ]
 }
 
 /// The summary table of a section without the cost columns that are zero in every row (a
-/// cache model without 1-hour writes, a provider that bills no writes), so the table shows
-/// only what this run paid for.
+/// cache model without 1-hour writes, a provider that bills no writes or no storage), so the
+/// table shows only what this run paid for.
 fn summary_table(sec: &Section<'_>) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let rows: Vec<Vec<String>> = sec
         .group
@@ -278,8 +291,9 @@ fn summary_table(sec: &Section<'_>) -> (Vec<&'static str>, Vec<Vec<String>>) {
         .zip(&sec.splits)
         .map(|(r, sp)| summary_cells(r, sp))
         .collect();
-    let cost_columns = 4..9;
-    let keep: Vec<usize> = (0..SUMMARY_HEADER.len())
+    let header = summary_header(sec.splits.first().is_none_or(|s| s.ttl_classes));
+    let cost_columns = 4..10;
+    let keep: Vec<usize> = (0..header.len())
         .filter(|c| {
             !cost_columns.contains(c)
                 || rows.iter().any(|r| {
@@ -288,7 +302,7 @@ fn summary_table(sec: &Section<'_>) -> (Vec<&'static str>, Vec<Vec<String>>) {
         })
         .collect();
     (
-        keep.iter().map(|&c| SUMMARY_HEADER[c]).collect(),
+        keep.iter().map(|&c| header[c]).collect(),
         rows.iter()
             .map(|r| keep.iter().map(|&c| r[c].clone()).collect())
             .collect(),
@@ -317,7 +331,7 @@ fn by_scenario<'s>(sections: &'s [Section<'_>]) -> Vec<(&'s str, Vec<usize>)> {
     out
 }
 
-/// The overview: one row per scenario x cache model, one column per strategy (prompt cost and
+/// The overview: one row per scenario x cache model, one column per strategy (total cost and
 /// hit rate), the cheapest named last. Cells are (text, link) pairs; the cheapest cost is
 /// marked with `*`.
 /// A table cell with an optional in-page link.
@@ -340,15 +354,15 @@ fn overview(sections: &[Section<'_>]) -> (Vec<String>, Vec<Vec<Cell>>) {
         .map(|sec| {
             let g = &sec.group;
             let best = (0..g.replays.len())
-                .min_by(|&a, &b| sec.splits[a].input().total_cmp(&sec.splits[b].input()));
-            let best_cost = best.map(|b| format!("{:.4}", sec.splits[b].input()));
+                .min_by(|&a, &b| sec.splits[a].total().total_cmp(&sec.splits[b].total()));
+            let best_cost = best.map(|b| format!("{:.4}", sec.splits[b].total()));
             let mut row = vec![
                 (g.scenario.to_string(), Some(scenario_id(g.scenario))),
                 (g.cache.to_string(), Some(group_id(g))),
             ];
             for st in &strategies {
                 let cell = g.replays.iter().position(|r| r.strategy == *st).map(|i| {
-                    let cost = format!("{:.4}", sec.splits[i].input());
+                    let cost = format!("{:.4}", sec.splits[i].total());
                     let mark = if Some(&cost) == best_cost.as_ref() {
                         "*"
                     } else {
@@ -365,7 +379,7 @@ fn overview(sections: &[Section<'_>]) -> (Vec<String>, Vec<Vec<Cell>>) {
                 .replays
                 .iter()
                 .zip(&sec.splits)
-                .filter(|(_, sp)| Some(format!("{:.4}", sp.input())) == best_cost)
+                .filter(|(_, sp)| Some(format!("{:.4}", sp.total())) == best_cost)
                 .map(|(r, _)| r.strategy.as_str())
                 .collect();
             row.push((cheapest.join(" = "), None));
@@ -374,6 +388,48 @@ fn overview(sections: &[Section<'_>]) -> (Vec<String>, Vec<Vec<Cell>>) {
         .collect();
     (header, rows)
 }
+
+/// The overview's rows grouped by scenario (rows are in section order): the scenario, a line
+/// saying which strategy is cheapest under how many of its cache models, and its row indices.
+fn overview_blocks(
+    sections: &[Section<'_>],
+    rows: &[Vec<Cell>],
+) -> Vec<(String, String, Vec<usize>)> {
+    by_scenario(sections)
+        .into_iter()
+        .map(|(scenario, idx)| {
+            let mut wins: Vec<(String, usize)> = Vec::new();
+            for &i in &idx {
+                let who = rows[i].last().map(|c| c.0.clone()).unwrap_or_default();
+                match wins.iter_mut().find(|(w, _)| *w == who) {
+                    Some((_, n)) => *n += 1,
+                    None => wins.push((who, 1)),
+                }
+            }
+            wins.sort_by_key(|w| std::cmp::Reverse(w.1));
+            let n = idx.len();
+            let line = wins
+                .iter()
+                .map(|(w, k)| format!("{w} under {k} of {n}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            (
+                scenario.to_string(),
+                format!("cheapest: {line} cache models"),
+                idx,
+            )
+        })
+        .collect()
+}
+
+/// Whether the overview is one flat table (one cache model per scenario) or one collapsible
+/// block per scenario (several: `--cache all` gives 12 rows per scenario).
+fn grouped(sections: &[Section<'_>]) -> bool {
+    by_scenario(sections).iter().any(|(_, idx)| idx.len() > 1)
+}
+
+/// The overview's first sentence: what the cells are and what the verdicts rank by.
+const OVERVIEW_NOTE: &str = "Total cost in USD (prompt + output: the cost $ of plancache run, and what every verdict ranks by) / hit rate per scenario, cache model and strategy; the cheapest in bold.";
 
 const BREAK_HEADER: [&str; 7] = [
     "strategy",
@@ -515,7 +571,10 @@ pub fn markdown(
     strategies: &[Box<dyn Strategy>],
 ) -> String {
     let mut s = String::from("# plancache design review\n\n");
-    s.push_str("<a id=\"overview\"></a>\n\n## Overview\n\nPrompt (input) cost in USD / hit rate per scenario, cache model and strategy; the cheapest in bold.\n\n");
+    let _ = write!(
+        s,
+        "<a id=\"overview\"></a>\n\n## Overview\n\n{OVERVIEW_NOTE}\n\n"
+    );
     let (header, rows) = overview(sections);
     let md_rows: Vec<Vec<String>> = rows
         .iter()
@@ -529,8 +588,24 @@ pub fn markdown(
                 .collect()
         })
         .collect();
-    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    s.push_str(&md_table(&header_refs, &md_rows));
+    if grouped(sections) {
+        // One block per scenario, its table without the scenario column.
+        let header_refs: Vec<&str> = header[1..].iter().map(String::as_str).collect();
+        for (scenario, line, idx) in overview_blocks(sections, &rows) {
+            let _ = writeln!(
+                s,
+                "<details>\n<summary><b>{}</b>: {}</summary>\n",
+                esc(&scenario),
+                esc(&line)
+            );
+            let block: Vec<Vec<String>> = idx.iter().map(|&i| md_rows[i][1..].to_vec()).collect();
+            s.push_str(&md_table(&header_refs, &block));
+            s.push_str("\n</details>\n\n");
+        }
+    } else {
+        let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+        s.push_str(&md_table(&header_refs, &md_rows));
+    }
     s.push_str("\n## Contents\n\n- [Strategies](#strategies)\n");
     for (scenario, idx) in by_scenario(sections) {
         let caches: Vec<String> = idx
@@ -574,7 +649,7 @@ pub fn markdown(
             );
             let (header, rows) = summary_table(sec);
             s.push_str(&md_table(&header, &rows));
-            s.push('\n');
+            let _ = writeln!(s, "\n{SUMS_NOTE}\n");
             for c in ch {
                 let _ = writeln!(s, "![{}](charts/{}.png)\n", c.title, c.stem);
             }
@@ -603,6 +678,7 @@ table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px soli
 th{background:#f0f0f0}.n{text-align:right}.t{text-align:left}.verdict{background:#f4f8fc;border-left:4px solid #1f77b4;padding:.6em 1em}\
 details{border:1px solid #ddd;border-radius:4px;margin:.8em 0;padding:.4em .8em}summary{cursor:pointer;padding:.3em 0}\
 summary h3{display:inline;margin:0}nav ol{line-height:1.6}\
+.note{font-size:13px;color:#555}details.ov{margin:.3em 0}details.ov table{font-size:13px}\
 pre{background:#f7f7f7;padding:1em;overflow-x:auto;font-size:13px}figure{margin:1em 0}svg{max-width:100%;height:auto}";
 
 /// The SVG element of a plotters document (drops an XML prolog if any).
@@ -624,10 +700,32 @@ pub fn html(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>plancache design review</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>plancache design review</h1>\n"
     );
     let scenarios = by_scenario(sections);
-    s.push_str("<h2 id=\"overview\">Overview</h2>\n<p>Prompt (input) cost in USD / hit rate per scenario, cache model and strategy; the cheapest in bold. Names link to their section.</p>\n");
+    let _ = writeln!(
+        s,
+        "<h2 id=\"overview\">Overview</h2>\n<p>{} Names link to their section.</p>",
+        esc(OVERVIEW_NOTE)
+    );
     let (header, rows) = overview(sections);
-    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    s.push_str(&html_table_linked(&header_refs, &rows));
+    if grouped(sections) {
+        // One block per scenario: its summary says who is cheapest, its table has a row per
+        // cache model (the scenario column is the block's name).
+        let header_refs: Vec<&str> = header[1..].iter().map(String::as_str).collect();
+        for (scenario, line, idx) in overview_blocks(sections, &rows) {
+            let _ = writeln!(
+                s,
+                "<details class=\"ov\">\n<summary><a href=\"#{}\">{}</a>: {}</summary>",
+                scenario_id(&scenario),
+                esc(&scenario),
+                esc(&line)
+            );
+            let block: Vec<Vec<Cell>> = idx.iter().map(|&i| rows[i][1..].to_vec()).collect();
+            s.push_str(&html_table_linked(&header_refs, &block));
+            s.push_str("</details>\n");
+        }
+    } else {
+        let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+        s.push_str(&html_table_linked(&header_refs, &rows));
+    }
     s.push_str("<nav id=\"contents\">\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#overview\">Overview</a></li>\n<li><a href=\"#strategies\">Strategies</a></li>\n");
     for (scenario, idx) in &scenarios {
         let caches: Vec<String> = idx
@@ -670,6 +768,7 @@ pub fn html(
             );
             let (header, rows) = summary_table(sec);
             s.push_str(&html_table(&header, &rows));
+            let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(SUMS_NOTE));
             for c in ch {
                 let _ = writeln!(s, "<figure>{}</figure>", inline_svg(&c.svg).trim_end());
             }

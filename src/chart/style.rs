@@ -12,20 +12,42 @@ use crate::plan_mode::Mode;
 /// Pixel size of every chart.
 pub const SIZE: (u32, u32) = (1100, 640);
 
-/// Strategy line colours, in the order strategies appear in the run.
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
+/// One fixed colour per strategy name, so a strategy has the same colour in every chart of every
+/// report whatever `--strategy` order or subset produced it (the Tableau 10 colours). A name
+/// missing here (a strategy added later) gets a colour from [`FALLBACK`] chosen by a hash of the
+/// name: still stable across reports, so adding a strategy needs no line here.
+const STRATEGY_COLORS: [(&str, RGBColor); 10] = [
+    ("toolset-swap", RGBColor(31, 119, 180)),
+    ("permission-mode", RGBColor(214, 39, 40)),
+    ("system-swap", RGBColor(44, 160, 44)),
+    ("history-reset", RGBColor(255, 127, 14)),
+    ("model-switch", RGBColor(148, 103, 189)),
+    ("deferred-tools", RGBColor(140, 86, 75)),
+    ("masked", RGBColor(227, 119, 194)),
+    ("system-message", RGBColor(127, 127, 127)),
+    ("frozen-tools", RGBColor(188, 189, 34)),
+    ("system-swap-tools", RGBColor(23, 190, 207)),
 ];
 
-pub fn series_color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+/// Colours for strategy names not in [`STRATEGY_COLORS`] (darker shades of the same hues).
+const FALLBACK: [RGBColor; 6] = [
+    RGBColor(23, 76, 120),
+    RGBColor(150, 20, 30),
+    RGBColor(30, 105, 30),
+    RGBColor(190, 85, 0),
+    RGBColor(95, 60, 140),
+    RGBColor(20, 130, 140),
+];
+
+/// The colour of a strategy's line, marker and break label: fixed by its name.
+pub fn strategy_color(name: &str) -> RGBColor {
+    match STRATEGY_COLORS.iter().find(|(n, _)| *n == name) {
+        Some((_, c)) => *c,
+        None => {
+            let h = xxhash_rust::xxh3::xxh3_64(name.as_bytes());
+            FALLBACK[(h % FALLBACK.len() as u64) as usize]
+        }
+    }
 }
 
 /// Background of a timeline phase.
@@ -125,8 +147,31 @@ pub fn svg<D: Draw>(chart: &D) -> Result<String, String> {
 pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), String> {
     font::register();
     crate::export::write_atomic_with(path, |tmp| {
-        let root = BitMapBackend::new(tmp, SIZE).into_drawing_area();
+        // Text through `raster::Glyphs`: plotters' own glyph placement spaces letters unevenly.
+        let root = super::raster::Glyphs(BitMapBackend::new(tmp, SIZE)).into_drawing_area();
         chart.draw(&root)?;
         root.present().map_err(err)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_strategy_has_its_own_fixed_colour() {
+        let names = crate::strategy::names();
+        let colors: Vec<RGBColor> = names.iter().map(|n| strategy_color(n)).collect();
+        for (i, c) in colors.iter().enumerate() {
+            assert!(
+                STRATEGY_COLORS.iter().any(|(n, _)| *n == names[i]),
+                "{} has no fixed colour",
+                names[i]
+            );
+            assert!(!colors[..i].contains(c), "{} shares a colour", names[i]);
+        }
+        assert_eq!(strategy_color("toolset-swap"), RGBColor(31, 119, 180));
+        // An unknown name: the same colour on every call.
+        assert_eq!(strategy_color("my-own"), strategy_color("my-own"));
+    }
 }

@@ -169,8 +169,15 @@ pub fn check_models(sessions: &[Session], prices: &mut PriceTable) -> Result<(),
         let models = scenario_models(session);
         for m in &models {
             if prices.get(m).is_none() {
+                // The line the id is written on, with the line itself and a caret under it.
+                let (place, snippet) = match crate::scenario::model_place(&session.path, m) {
+                    Some((line, col, snip)) => {
+                        (format!(": line {line}, column {col}"), format!("\n{snip}"))
+                    }
+                    None => (String::new(), String::new()),
+                };
                 return Err(CliError::input(format!(
-                    "{}: {}\n  hint: fix the id, add the model with --pricing FILE (docs/pricing.md), or price it with --price input=USD,output=USD",
+                    "{}{place}: {}{snippet}\n  hint: fix the id, add the model with --pricing FILE (docs/pricing.md), or price it with --price input=USD,output=USD",
                     session.path.display(),
                     prices.unknown_model(m)
                 )));

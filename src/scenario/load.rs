@@ -14,6 +14,9 @@ pub struct ScenarioError {
     pub place: Option<String>,
     pub message: String,
     pub hint: Option<String>,
+    /// The offending lines of the file with a caret under the place (annotate-snippets), when
+    /// the place is a known span of the text.
+    pub snippet: Option<String>,
 }
 
 impl fmt::Display for ScenarioError {
@@ -23,6 +26,9 @@ impl fmt::Display for ScenarioError {
             write!(f, ": {place}")?;
         }
         write!(f, ": {}", self.message)?;
+        if let Some(snippet) = &self.snippet {
+            write!(f, "\n{snippet}")?;
+        }
         if let Some(hint) = &self.hint {
             write!(f, "\n  hint: {hint}")?;
         }
@@ -39,7 +45,14 @@ impl ScenarioError {
             place,
             message: message.into(),
             hint: None,
+            snippet: None,
         }
+    }
+
+    /// Adds the source lines around `span` of `text`, the span underlined with a caret.
+    pub fn with_snippet(mut self, text: &str, span: std::ops::Range<usize>, label: &str) -> Self {
+        self.snippet = Some(snippet(text, span, label));
+        self
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -135,26 +148,96 @@ fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> ScenarioError {
         format!("line {line}, column {col}")
     });
     let message = super::messages::plain(e.message());
-    let hint = if message.contains("unknown field") {
-        Some("remove or rename the field; `plancache schema` prints every allowed field")
+    let suggestion = unknown_field_suggestion(&message);
+    let hint = if let Some((given, best)) = &suggestion {
+        Some(format!(
+            "rename `{given}` to `{best}`; `plancache schema` prints every allowed field"
+        ))
+    } else if message.contains("unknown field") {
+        Some(
+            "remove or rename the field; `plancache schema` prints every allowed field".to_string(),
+        )
     } else if message.contains("wanted exactly 1 element") {
-        Some("a [[steps]] table takes exactly one key (user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, edit_system, add_tool, remove_tool, replace_tool, reorder_tools): look for a misspelled or extra key in the step that starts here")
+        Some("a [[steps]] table takes exactly one key (user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, edit_system, add_tool, remove_tool, replace_tool, reorder_tools): look for a misspelled or extra key in the step that starts here".to_string())
     } else if message.contains("unknown variant") {
-        Some("each [[steps]] table takes exactly one of: user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, edit_system, add_tool, remove_tool, replace_tool, reorder_tools")
+        Some("each [[steps]] table takes exactly one of: user, assistant, approve, decline, reject, edit, lead, mode, wait, agents, compact, edit_context, edit_system, add_tool, remove_tool, replace_tool, reorder_tools".to_string())
     } else if message.contains("missing field") {
-        Some("add the field; see docs/scenario-format.md")
+        Some("add the field; see docs/scenario-format.md".to_string())
     } else {
         None
     };
-    let mut err = ScenarioError::new(path, place, message);
+    let mut err = ScenarioError::new(path, place, message.clone());
+    if let Some(span) = e.span() {
+        let label = match &suggestion {
+            Some((_, best)) => format!("did you mean `{best}`?"),
+            None => message.lines().next().unwrap_or("").to_string(),
+        };
+        err = err.with_snippet(text, span, &label);
+    }
     if let Some(h) = hint {
         err = err.with_hint(h);
     }
     err
 }
 
+/// For serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`"): the
+/// unknown name and the closest allowed one, when one is close enough to be a typo.
+fn unknown_field_suggestion(message: &str) -> Option<(String, String)> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (given, expected) = rest.split_once('`')?;
+    let allowed: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    closest(given, &allowed).map(|best| (given.to_string(), best.to_string()))
+}
+
+/// The allowed name nearest to `given`, when near enough to be a typo (the test the CLI's
+/// other did-you-mean hints use).
+pub(crate) fn closest<'a>(given: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    crate::cache::pricing::closest(given, allowed.iter().copied())
+}
+
+/// The lines of `text` around `span` with a caret under it and `label` beside the caret
+/// (annotate-snippets, plain: no colour codes, so the text is the same on a terminal and in a
+/// log).
+pub fn snippet(text: &str, span: std::ops::Range<usize>, label: &str) -> String {
+    use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+    let end = span.end.max(span.start).min(text.len());
+    let start = span.start.min(end);
+    let report = [Group::with_level(Level::ERROR).element(
+        Snippet::source(text)
+            .line_start(1)
+            .annotation(AnnotationKind::Primary.span(start..end).label(label)),
+    )];
+    Renderer::plain().render(&report).to_string()
+}
+
+/// Where a model id is written in a scenario file: its 1-based line and column and the
+/// snippet pointing at it (the first `"id"` string on a `model` key), for "unknown model"
+/// errors raised after loading.
+pub fn model_place(path: &Path, model: &str) -> Option<(usize, usize, String)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let quoted = format!("\"{model}\"");
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let key = line.trim_start();
+        if key.starts_with("model") || line.contains("model =") || line.contains("model=") {
+            if let Some(i) = line.find(&quoted) {
+                let start = offset + i;
+                let (l, c) = line_col(&text, start);
+                let snip = snippet(
+                    &text,
+                    start..start + quoted.len(),
+                    "not in the pricing table",
+                );
+                return Some((l, c, snip));
+            }
+        }
+        offset += line.len();
+    }
+    None
+}
+
 /// 1-based line and column of a byte offset.
-pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let col = before
@@ -617,5 +700,61 @@ mod tests {
             err.message
         );
         assert!(err.hint.is_some());
+    }
+
+    #[test]
+    fn a_misspelled_field_gets_the_nearest_name_and_a_caret() {
+        // `result_token` on line 3 of a call: serde lists the allowed fields, the nearest is
+        // `result_tokens` (one letter short).
+        let text = "name = \"x\"\nmodel = \"m\"\nsystem = { tokens = 10 }\n[[steps]]\nassistant = { tokens = 5, calls = [{ tool = \"Read\", result_token = 40 }] }\n";
+        let err = load_str(text, Path::new("s.toml")).unwrap_err();
+        let shown = err.to_string();
+        assert!(
+            shown.starts_with("s.toml: line 5, column 53: unknown field `result_token`"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("hint: rename `result_token` to `result_tokens`"),
+            "{shown}"
+        );
+        // The snippet: the line under its number, a caret run under `result_token` (12 wide,
+        // from column 53: `assistant = { tokens = 5, calls = [{ tool = "Read", ` is 52 long).
+        let caret = format!(
+            "{}{} did you mean `result_tokens`?",
+            " ".repeat(52),
+            "^".repeat(12)
+        );
+        assert!(shown.contains("5 | assistant = { tokens = 5"), "{shown}");
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.ends_with(&caret) && l.trim_start().starts_with('|')),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_shows_its_line_with_a_caret() {
+        let text = "name = \"x\"\nseed = = 7\n";
+        let err = load_str(text, Path::new("s.toml")).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.starts_with("s.toml: line 2, column 8: "), "{shown}");
+        assert!(shown.contains("2 | seed = = 7"), "{shown}");
+        // Column 8 is under the second `=`: "seed = " is 7 characters.
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.starts_with("  |") && l[3..].starts_with("        ^")),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn closest_name_needs_a_near_match() {
+        assert_eq!(
+            closest("result_token", &["tool", "result_tokens"]),
+            Some("result_tokens")
+        );
+        assert_eq!(closest("zzz", &["tool", "result_tokens"]), None);
     }
 }

@@ -14,5 +14,7 @@ mod session;
 
 pub use format::*;
 pub use generate::{generate, to_toml, GeneratorParams, TokenRange};
-pub use load::{load_file, load_str, ScenarioError, MAX_TOKENS};
+pub use load::{
+    line_col as line_col_of, load_file, load_str, model_place, snippet, ScenarioError, MAX_TOKENS,
+};
 pub use session::{tool_access, Session, Tool, DEFAULT_WRITE_TOOLS, ENVIRONMENT_SUFFIX};
