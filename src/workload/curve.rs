@@ -280,8 +280,8 @@ mod tests {
             hit_rate: h,
             cost_usd: 0.0,
         };
-        // Unbounded 0.90: 0.885 is within a point, 0.85 is not; 8 is the smallest within.
-        let pts = [p(4.0, 0.85), p(8.0, 0.885), p(16.0, 0.9)];
+        // Unbounded 0.90: 0.895 is within a point, 0.85 is not; 8 is the smallest within.
+        let pts = [p(4.0, 0.85), p(8.0, 0.895), p(16.0, 0.9)];
         assert_eq!(knee(&pts, 0.90, 0.01), Some(8.0));
         assert_eq!(knee(&pts[..1], 0.90, 0.01), None);
     }
