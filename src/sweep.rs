@@ -262,7 +262,6 @@ impl Sweep {
                 }
             }
         }
-        check_parameter_names(text, path, &file)?;
         let mut axes = Vec::new();
         for (name, v) in &file.grid {
             let values = match v {
@@ -283,6 +282,10 @@ impl Sweep {
                 values,
             });
         }
+        // The size first (a grid too large to list is refused before anything reads it), then
+        // the names.
+        grid_points(&axes, max_points).map_err(|e| format!("{f}: [grid]: {e}"))?;
+        check_parameter_names(text, path, &file)?;
         let has = |axes: &[Axis], n: &str| axes.iter().any(|a| a.name == n);
         if !has(&axes, "strategy") {
             let Some(c) = &file.compare else {

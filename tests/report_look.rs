@@ -134,7 +134,9 @@ fn run_costs(args: &[&str]) -> Vec<(String, String)> {
         header.iter().position(|h| h.trim() == "strategy").unwrap(),
         header.iter().position(|h| h.trim() == "cost $").unwrap(),
     );
+    // The table ends at its first blank line (the `--reference` verdicts follow it).
     lines
+        .take_while(|l| !l.trim().is_empty())
         .map(|l| {
             let cells: Vec<&str> = l.split_whitespace().collect();
             (cells[s].to_string(), cells[c].to_string())
