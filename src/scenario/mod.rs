@@ -13,6 +13,7 @@ pub mod params;
 mod session;
 
 pub use format::*;
+pub(crate) use generate::Rng;
 pub use generate::{generate, to_toml, GeneratorParams, TokenRange};
 pub use load::{
     line_col as line_col_of, load_file, load_str, model_place, snippet, ScenarioError, MAX_TOKENS,

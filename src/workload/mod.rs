@@ -52,24 +52,6 @@ impl Arrivals {
     }
 }
 
-/// A deterministic 64-bit generator (splitmix64).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in (0, 1].
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    }
-}
-
 /// How long a session runs on its own clock: its last response's end.
 pub fn duration_ms(t: &Trace) -> u64 {
     t.streams
@@ -85,7 +67,7 @@ pub fn starts(traces: &[Trace], arrivals: Arrivals, seed: u64) -> Vec<u64> {
     match arrivals {
         Arrivals::Recorded => vec![0; traces.len()],
         Arrivals::Poisson(rate) => {
-            let mut rng = SplitMix(seed);
+            let mut rng = crate::scenario::Rng(seed);
             let mut at = 0.0f64;
             traces
                 .iter()
