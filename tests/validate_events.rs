@@ -128,7 +128,39 @@ fn api_error_retries_refresh_the_cache() {
 
 #[test]
 fn a_request_interrupted_before_its_first_block_refreshes_the_cache() {
-    refreshed("interrupt.jsonl", "req_i2", "interrupted");
+    // The interrupted request was the conversation's own next request: it wrote its prompt,
+    // and req_i2 reads through it (15000 + the reply's 31 + the input's 31), not r1's 15000.
+    let v = run("interrupt.jsonl");
+    assert_eq!(v.checks.len(), 2, "unlogged requests yield no row");
+    let r = req(&v, "req_i2");
+    assert_eq!((r.recorded_read, r.predicted_read), (15062, 15062));
+    assert!(r.events.contains("interrupted"), "{}", r.events);
+    // The naive rule sees only the logged requests: 8 min after r1, its entry is gone.
+    assert_eq!(r.naive_read, 0);
+}
+
+#[test]
+fn a_request_interrupted_after_a_tool_result_wrote_the_result() {
+    let v = run("interrupt_tool.jsonl");
+    assert_eq!(v.checks.len(), 2);
+    let r = req(&v, "req_j2");
+    // 15000 + the call (104) + the result (93): the interrupted request carried the result.
+    assert_eq!((r.recorded_read, r.predicted_read), (15197, 15197));
+    assert_eq!(r.naive_read, 15000);
+}
+
+#[test]
+fn claude_codes_own_stop_hook_caches_the_final_reply() {
+    let v = run("stop_callback.jsonl");
+    assert_eq!(v.checks.len(), 3);
+    // After the in-process (`callback`) Stop hook the next turn reads through the reply (57).
+    let k2 = req(&v, "req_k2");
+    assert_eq!((k2.recorded_read, k2.predicted_read), (15057, 15057));
+    assert!(k2.events.contains("Stop hook"), "{}", k2.events);
+    // After a user's shell-command Stop hook nothing was sent: r2's prompt is read.
+    let k3 = req(&v, "req_k3");
+    assert_eq!((k3.recorded_read, k3.predicted_read), (15100, 15100));
+    assert!(k3.events.is_empty(), "{}", k3.events);
 }
 
 #[test]

@@ -70,12 +70,20 @@ fn spotter_claude_code_sessions_beat_the_naive_baseline() {
 }
 
 #[test]
-fn cctrace_claude_code_session_is_no_worse_than_the_naive_baseline() {
-    // 99 requests, 5 breaks, all predicted by both; what neither predicts is the 13,356-token
-    // leading block that other sessions of the account kept warm past the 5 m TTL.
+fn cctrace_claude_code_session_beats_the_naive_baseline_on_the_read() {
+    // 99 requests, 5 breaks, all predicted by both (recall 1.00 cannot be beaten). Measured:
+    // plancache 0.66% mean |Δread|/prompt, naive 0.72%: the turns after Claude Code's own Stop
+    // hook read through the final reply. What neither predicts is the 13,356-token leading block
+    // that other sessions of the account kept warm past the 5 m TTL.
     let s = overall("claude-code/cctrace", "anthropic");
     assert_eq!((s.requests, s.recorded_breaks, s.true_breaks), (99, 5, 5));
     assert_beats_naive("cctrace", &s, false);
+    assert!(
+        s.mean_read_error < 0.0068 && s.naive.mean_read_error > 0.0070,
+        "{} vs {}",
+        s.mean_read_error,
+        s.naive.mean_read_error
+    );
 }
 
 #[test]

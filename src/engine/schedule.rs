@@ -39,6 +39,8 @@ pub struct Sent {
     last: HashMap<usize, Request>,
     /// How many requests each stream has sent, by stream index.
     count: HashMap<usize, usize>,
+    /// When the latest request of each stream finished (its reply complete), by stream index.
+    finished: HashMap<usize, u64>,
 }
 
 impl Sent {
@@ -52,9 +54,16 @@ impl Sent {
         self.count.get(&stream).copied().unwrap_or(0)
     }
 
-    fn record(&mut self, stream: usize, req: Request) {
+    /// Whether the latest request of `stream` had finished by `at_ms`: its reply is then part of
+    /// the conversation a request sent at `at_ms` can continue.
+    pub fn finished_by(&self, stream: usize, at_ms: u64) -> bool {
+        self.finished.get(&stream).is_some_and(|&f| f <= at_ms)
+    }
+
+    fn record(&mut self, stream: usize, req: Request, finished_ms: u64) {
         *self.count.entry(stream).or_default() += 1;
         self.last.insert(stream, req);
+        self.finished.insert(stream, finished_ms);
     }
 }
 
@@ -126,7 +135,7 @@ impl Schedule {
             let outcome = cache.lookup(&req);
             cache.store(&req, &outcome, t.visible_ms, t.finished_ms);
             outcomes[i] = outcome;
-            sent.record(t.stream, req);
+            sent.record(t.stream, req, t.finished_ms);
         }
         outcomes
     }

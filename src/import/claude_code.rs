@@ -74,6 +74,21 @@ fn u64_field(v: &Value, key: &str) -> Option<u64> {
 }
 
 /// Text of a `content` value: a string, or the text of its text blocks.
+/// A `stop_hook_summary` that lists an in-process hook (`"command": "callback"`): a Stop hook of
+/// Claude Code's own rather than a user's shell command. In the sessions that record one, the
+/// next turn reads through the final reply, which only a request re-sending the conversation up
+/// to that reply can have written.
+fn runs_own_stop_hook(record: &Value) -> bool {
+    record
+        .get("hookInfos")
+        .and_then(Value::as_array)
+        .is_some_and(|hooks| {
+            hooks
+                .iter()
+                .any(|h| str_field(h, "command") == Some("callback"))
+        })
+}
+
 fn content_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -224,6 +239,7 @@ impl Parser {
                 stream,
                 Item::Unlogged {
                     why: "a summary made while the user was away (away_summary)".into(),
+                    instruction: true,
                     at_ms,
                 },
             ),
@@ -233,10 +249,21 @@ impl Parser {
                     stream,
                     Item::Unlogged {
                         why: format!("a request that failed (api_error, retry attempt {attempt})"),
+                        instruction: true,
                         at_ms,
                     },
                 )
             }
+            "stop_hook_summary" if runs_own_stop_hook(record) => self.push(
+                stream,
+                Item::Unlogged {
+                    why: "Claude Code's own Stop hook (`callback`) re-sent the conversation \
+                          through the final reply"
+                        .into(),
+                    instruction: false,
+                    at_ms,
+                },
+            ),
             "local_command" | "turn_duration" | "stop_hook_summary" | "informational" => {}
             other => self.skip(n, format!("system record `{other}` is not interpreted")),
         }
@@ -327,6 +354,7 @@ impl Parser {
                 stream,
                 Item::Unlogged {
                     why: "a request interrupted before its first block".into(),
+                    instruction: false,
                     at_ms: at,
                 },
             );
@@ -387,14 +415,14 @@ impl Parser {
         }
     }
 
-    /// An interrupt marker (`[Request interrupted by user]`) right after the user's own input:
-    /// the request was sent, but no block of it was logged. (After a tool result the marker is
-    /// `... for tool use`: the user stopped a tool of a logged request, nothing was sent.)
+    /// An interrupt marker (`[Request interrupted by user]`) right after the user's own input or
+    /// a tool's result: the request carrying it was sent, but no block of it was logged. (The
+    /// user stopping a running tool is marked `... for tool use`: nothing was sent.)
     fn interrupted_unlogged(&self, stream: usize, content: &Value) -> bool {
         content_text(content).trim() == "[Request interrupted by user]"
             && matches!(
                 self.streams[stream].items.last(),
-                Some(Item::User { .. } | Item::Reminder { .. })
+                Some(Item::User { .. } | Item::Reminder { .. } | Item::ToolResult { .. })
             )
     }
 

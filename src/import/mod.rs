@@ -125,8 +125,18 @@ pub enum Item {
     },
     /// A request the harness sent that the log holds no assistant record of (an API error and
     /// its retry, a summary made while the user was away, a request interrupted before its first
-    /// block): it re-sent the prompt and refreshed the cache.
-    Unlogged { why: String, at_ms: u64 },
+    /// block, a fork at a turn's end): it re-sent the prompt and refreshed the cache.
+    Unlogged {
+        why: String,
+        /// It ended with a message of its own after the conversation (the away summary's
+        /// instruction, a failed attempt's tail): what it wrote past the conversation is read
+        /// by no later request. Without one (an interrupted request, which was the
+        /// conversation's own next request; a fork whose breakpoint is the conversation's last
+        /// message) its entry ends at the conversation's last message and the next request
+        /// reads through it.
+        instruction: bool,
+        at_ms: u64,
+    },
     /// One API request and its response.
     Request(ApiRequest),
 }

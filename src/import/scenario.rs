@@ -1079,7 +1079,11 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
                     notes.push(format!("request {}: {what}", rounds[k + 1].0.request_id));
                     events_next.push(what);
                 }
-                Item::Unlogged { why, at_ms } => {
+                Item::Unlogged {
+                    why,
+                    instruction,
+                    at_ms,
+                } => {
                     // Sent and refreshing the cache, but not a recorded request.
                     steps.extend(wait(at_ms.saturating_sub(clock)));
                     clock = clock.max(*at_ms);
@@ -1090,9 +1094,10 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
                         finished_ms: at,
                     });
                     // Its own closing message is not in the log: one token stands for it (only
-                    // its place matters: the entry it writes ends past the conversation).
+                    // its place matters: the entry it writes ends past the conversation). With
+                    // none, the entry ends at the conversation's last message.
                     steps.push(Step::Assistant(Turn {
-                        tokens: Some(1),
+                        tokens: Some(u32::from(*instruction)),
                         unlogged: true,
                         ..Turn::default()
                     }));

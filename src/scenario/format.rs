@@ -895,10 +895,12 @@ pub struct Turn {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<Call>,
     /// A request the harness sent but did not log (a retry after an API error, a summary made
-    /// while the user was away): it reads and refreshes the cache like any request, but yields
-    /// no request row, so replays of recorded sessions stay aligned with the recorded requests.
-    /// Its `tokens` are then a closing message of its own (an instruction) sent after the
-    /// conversation and kept in none.
+    /// while the user was away, an interrupted request, a fork of its own at a turn's end): it
+    /// reads and refreshes the cache like any request, but yields no request row, so replays of
+    /// recorded sessions stay aligned with the recorded requests. Its `tokens` are then a
+    /// closing message of its own (an instruction) sent after the conversation and kept in
+    /// none; with `tokens = 0` it is the conversation alone, and the entry it writes ends at the
+    /// conversation's last message, where the next request reads it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub unlogged: bool,
 }

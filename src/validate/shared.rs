@@ -100,13 +100,16 @@ pub(super) fn replay(
         // A fork starts from the main thread's latest prompt (see [`fork`]).
         let k = sent.count(t.stream);
         let base = match (s.fork, k) {
-            (true, 0) => s.main.and_then(|m| sent.last(m)),
-            (true, _) => sent.last(t.stream),
+            (true, 0) => s.main.map(|m| (m, sent.last(m))),
+            (true, _) => Some((t.stream, sent.last(t.stream))),
             _ => None,
         };
         match base {
-            Some(b) => fork::fork_request(&req, b, req.prompt_tokens(), k, tokenizer),
-            None => req,
+            Some((b, Some(base))) => {
+                let with_reply = sent.finished_by(b, t.sent_ms);
+                fork::fork_request(&req, base, with_reply, req.prompt_tokens(), k, tokenizer)
+            }
+            _ => req,
         }
     });
     Ok(index
