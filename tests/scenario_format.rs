@@ -177,3 +177,24 @@ fn the_schema_lists_every_step_kind() {
     }
     assert_eq!(v["additionalProperties"], serde_json::Value::Bool(false));
 }
+
+#[test]
+fn a_reminder_outside_a_user_step_is_refused() {
+    // `reminder = true` on the system prompt: refused, naming the block.
+    let text = HEAD.replace(
+        "system = { tokens = 100 }",
+        "system = { tokens = 100, reminder = true }",
+    );
+    let e = load_str(
+        &format!("{text}[[steps]]\nuser = \"hi\"\n"),
+        Path::new("bad.toml"),
+    )
+    .expect_err("must be rejected");
+    assert_eq!(e.place.as_deref(), Some("system[0]"));
+    assert!(e.message.contains("reminder = true"), "{}", e.message);
+    // In a user step it loads.
+    let ok = format!(
+        "{HEAD}[[steps]]\nuser = {{ tokens = 20 }}\n[[steps]]\nuser = {{ tokens = 30, reminder = true }}\n[[steps]]\nassistant = {{ tokens = 5 }}\n"
+    );
+    load_str(&ok, Path::new("ok.toml")).expect("a reminder in a user step loads");
+}

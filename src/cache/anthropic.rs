@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::common;
 use super::cursor::{same_name, Advance, ByName, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
-use crate::prompt::{Level, Request, Ttl};
+use crate::prompt::{Level, Request, SegmentKind, Ttl};
 use crate::scenario::format::duration_str;
 
 /// Where a breakpoint cache puts its breakpoints.
@@ -479,12 +479,13 @@ fn requested_breakpoints(
                 Some(t) if req.stream != "main" => t,
                 _ => config.message_ttl,
             });
-            if first_msg < segs.len() {
-                if let Some(i) = last_nonempty(segs.len()) {
-                    if i >= first_msg {
-                        out.push((i, msg_ttl));
-                    }
-                }
+            // On the last block of the last message, before the reminders the harness appends
+            // after it.
+            let last_block = (0..segs.len())
+                .rev()
+                .find(|&i| !segs[i].is_empty() && segs[i].kind != SegmentKind::Reminder);
+            if let Some(i) = last_block.filter(|&i| i >= first_msg) {
+                out.push((i, msg_ttl));
             }
         }
     }

@@ -468,6 +468,16 @@ fn user_tokens(n: u64) -> Step {
     Step::User(TextOrContent::Content(Content::tokens(clamp(n))))
 }
 
+/// The user step of one logged piece of the prompt, `n` tokens: an attachment's reminder is
+/// appended after the request's message breakpoint (in the bundled 2.1.157 session both
+/// requests that carried one, a `skill_listing` and a `task_reminder`, left it unwritten:
+/// 2,892 and 131 uncached input tokens, and the next request read up to the block before it).
+fn piece_step(i: &Item, n: u64) -> Step {
+    let mut content = Content::tokens(clamp(n));
+    content.reminder = matches!(i, Item::Reminder { .. });
+    Step::User(TextOrContent::Content(content))
+}
+
 fn clamp(n: u64) -> u32 {
     n.min(u32::MAX as u64) as u32
 }
@@ -696,7 +706,7 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
             _ => {
                 let n = sizes.next().unwrap_or(0);
                 if !(context_tokens.is_some() && Some(j) == first_user) {
-                    steps.push(user_tokens(n));
+                    steps.push(piece_step(i, n));
                     msgs.push((n, tool_id(i)));
                 }
             }
@@ -1107,7 +1117,7 @@ fn build_stream(s: &Stream, inputs: StreamInputs<'_>) -> Built {
                 _ => {
                     if let Some((p, done)) = piece_iter.next() {
                         if !done && p.tokens > 0 {
-                            steps.push(user_tokens(p.tokens));
+                            steps.push(piece_step(i, p.tokens));
                             msgs.push((p.tokens, tool_id(i)));
                         }
                     }

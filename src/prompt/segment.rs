@@ -42,8 +42,11 @@ pub enum SegmentKind {
     Tool,
     /// One system prompt block.
     System,
-    /// One message content block (text, tool use, tool result, reminder).
+    /// One message content block (text, tool use, tool result).
     Message(Role),
+    /// A harness reminder in a user message, placed after the request's message breakpoint
+    /// (Claude Code's `<system-reminder>` attachments).
+    Reminder,
 }
 
 /// Lifetime of a cache entry written at a breakpoint.

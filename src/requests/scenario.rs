@@ -145,6 +145,7 @@ fn messages(r: &BuiltRequest) -> Vec<(u64, u32, Option<Role>)> {
         .map(|s| {
             let role = match s.kind {
                 crate::prompt::SegmentKind::Message(r) => Some(r),
+                crate::prompt::SegmentKind::Reminder => Some(Role::User),
                 _ => None,
             };
             (s.id, s.len() as u32, role)

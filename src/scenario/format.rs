@@ -169,6 +169,7 @@ impl ContextBlock {
             text: self.text.clone(),
             file: self.file.clone(),
             cache_control: self.cache_control,
+            reminder: false,
         }
     }
 }
@@ -234,6 +235,12 @@ pub struct Content {
     /// An explicit cache breakpoint on this block (`"5m"` or `"1h"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<Ttl>,
+    /// A user message that is a harness reminder (Claude Code's `<system-reminder>`
+    /// attachments), which the harness appends after the request's message breakpoint: the
+    /// request that first carries it does not write it, and the next request reads up to the
+    /// block before it. User messages only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reminder: bool,
 }
 
 impl Content {
@@ -640,6 +647,7 @@ impl SystemEdit {
             text: self.text.clone(),
             file: self.file.clone(),
             cache_control: self.cache_control,
+            reminder: false,
         })
     }
 }

@@ -264,7 +264,27 @@ pub(crate) fn step_place(lines: &[usize], index: usize) -> String {
     }
 }
 
+/// A user message's content: any [`check_content`] block, which may also be a reminder.
+fn check_message(c: &Content, what: &str, path: &Path) -> Result<(), ScenarioError> {
+    check_content(
+        &Content {
+            reminder: false,
+            ..c.clone()
+        },
+        what,
+        path,
+    )
+}
+
 fn check_content(c: &Content, what: &str, path: &Path) -> Result<(), ScenarioError> {
+    if c.reminder {
+        return Err(ScenarioError::new(
+            path,
+            Some(what.to_string()),
+            "`reminder = true` marks a user message the harness appends after its breakpoint",
+        )
+        .with_hint("use it in a `user` step only; remove it here"));
+    }
     let given = [c.tokens.is_some(), c.text.is_some(), c.file.is_some()]
         .iter()
         .filter(|g| **g)
@@ -399,7 +419,7 @@ fn check_step(
             .with_hint("plan-mode answers, mode switches, context events and nested agents belong to the main stream"));
     }
     match step {
-        Step::User(c) | Step::Reject(c) => check_content(&c.clone().into_content(), place, path)?,
+        Step::User(c) | Step::Reject(c) => check_message(&c.clone().into_content(), place, path)?,
         Step::Assistant(turn) => {
             if turn.tokens.is_some() == turn.text.is_some() {
                 return Err(

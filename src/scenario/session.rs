@@ -282,8 +282,12 @@ impl Session {
         label: &str,
         content: &Content,
     ) -> Result<Arc<Segment>, ScenarioError> {
-        self.maker()
-            .content(Level::Messages, SegmentKind::Message(role), label, content)
+        let kind = if content.reminder && role == Role::User {
+            SegmentKind::Reminder
+        } else {
+            SegmentKind::Message(role)
+        };
+        self.maker().content(Level::Messages, kind, label, content)
     }
 
     /// A tool (segment and access) from a definition, e.g. one added mid-session.
