@@ -75,6 +75,25 @@ fn an_edited_memory_file_breaks_the_prefix_after_tools_and_system() {
 }
 
 #[test]
+fn a_skill_file_written_through_zeds_acp_tools_breaks_after_tools_and_system_two_requests_later() {
+    let v = run("acp_skill.jsonl");
+    // req_s2 carries the write's result and still reads req_s1's prompt.
+    let s2 = req(&v, "req_s2");
+    assert_eq!((s2.recorded_read, s2.predicted_read), (15000, 15000));
+    let s3 = req(&v, "req_s3");
+    assert_eq!((s3.recorded_read, s3.predicted_read), (14999, 14999));
+    assert!(s3.recorded_break && s3.predicted_break);
+    assert!(s3.events.contains("ACP"), "{}", s3.events);
+    // The naive rule reads the previous prompt.
+    assert_eq!(s3.naive_read, 40000);
+    // The CLI's own Write of the same file changes no prefix.
+    let v = run("cli_skill.jsonl");
+    let s3 = req(&v, "req_s3");
+    assert_eq!((s3.recorded_read, s3.predicted_read), (40000, 40000));
+    assert!(s3.events.is_empty(), "{}", s3.events);
+}
+
+#[test]
 fn deltas_dates_skills_and_todos_are_appended_at_the_tail() {
     let t = claude_code::parse(&std::fs::read_to_string(fixture("reminders.jsonl")).unwrap());
     let kinds: Vec<&str> = t.streams[0]

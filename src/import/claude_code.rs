@@ -61,6 +61,9 @@ struct Parser {
     /// of earlier requests with new uuids): their repeated user records are not counted twice.
     /// Cleared when the stream's next new request starts.
     rewriting: std::collections::HashSet<usize>,
+    /// Streams where a Zed/ACP tool wrote a skill file, with the number of requests started
+    /// since the request that made the call (see [`is_acp_skill_write`]).
+    skill_writes: HashMap<usize, u8>,
     lines: usize,
     skipped: Vec<Skipped>,
 }
@@ -73,7 +76,6 @@ fn u64_field(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
 }
 
-/// Text of a `content` value: a string, or the text of its text blocks.
 /// A `stop_hook_summary` that lists an in-process hook (`"command": "callback"`): a Stop hook of
 /// Claude Code's own rather than a user's shell command. In the sessions that record one, the
 /// next turn reads through the final reply, which only a request re-sending the conversation up
@@ -89,6 +91,7 @@ fn runs_own_stop_hook(record: &Value) -> bool {
         })
 }
 
+/// Text of a `content` value: a string, or the text of its text blocks.
 fn content_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -513,6 +516,9 @@ impl Parser {
         let finished = self.finished.entry(request_id.clone()).or_insert(at_ms);
         *finished = (*finished).max(at_ms);
         if let Some(&(s, i)) = self.by_request.get(&request_id) {
+            if blocks.iter().any(is_acp_skill_write) {
+                self.skill_writes.insert(s, 0);
+            }
             // The last record of a request carries the billed usage.
             let usage = message.get("usage").and_then(parse_usage);
             if let Item::Request(r) = &mut self.streams[s].items[i] {
@@ -529,6 +535,8 @@ impl Parser {
                 format!("request {request_id} without a readable `usage`"),
             );
         };
+        self.skills_reloaded(stream, at_ms);
+        let wrote_skill = blocks.iter().any(is_acp_skill_write);
         let item = Item::Request(ApiRequest {
             request_id: request_id.clone(),
             line: n,
@@ -538,9 +546,34 @@ impl Parser {
             blocks,
         });
         self.push(stream, item);
+        if wrote_skill {
+            self.skill_writes.insert(stream, 0);
+        }
         let idx = self.streams[stream].items.len() - 1;
         self.by_request.insert(request_id, (stream, idx));
         self.rewriting.remove(&stream);
+    }
+
+    /// A new request of `stream` starts: the second one after a Zed/ACP skill-file write is sent
+    /// with the re-read skills, which change the prompt after the leading block.
+    fn skills_reloaded(&mut self, stream: usize, at_ms: u64) {
+        let Some(since) = self.skill_writes.get_mut(&stream) else {
+            return;
+        };
+        *since += 1;
+        if *since < 2 {
+            return;
+        }
+        self.skill_writes.remove(&stream);
+        self.push(
+            stream,
+            Item::PrefixChange {
+                change: PrefixChange::EarlyContext,
+                what: "a skill file written through Zed's ACP tools, re-read two requests later"
+                    .into(),
+                at_ms,
+            },
+        );
     }
 
     /// Index of the stream's latest request item.
@@ -621,6 +654,40 @@ fn is_memory_file(path: &str, cwd: Option<&str>) -> bool {
     let cwd = normal(Path::new(cwd));
     let dir = normal(&cwd.join(dir));
     cwd.starts_with(&dir)
+}
+
+/// A Write or Edit of a skill file (`.claude/skills/<name>/SKILL.md`) through the tools Zed's
+/// ACP adapter gives Claude Code (`mcp__acp__Write`, `mcp__acp__Edit`, ...; the adapter
+/// disallows the built-in file tools). Measured on a large corpus (the shared notes): in Zed/ACP
+/// sessions (2.1.22) such a write was followed two requests later by a break to the leading
+/// block 7 times of 7; after the CLI's own Write (2.1.27), 0 times of about 15.
+fn is_acp_skill_write(b: &Block) -> bool {
+    let Block::ToolUse { name, input, .. } = b else {
+        return false;
+    };
+    let tool = name.to_ascii_lowercase();
+    let Some(op) = tool.strip_prefix("mcp__acp__") else {
+        return false;
+    };
+    if !matches!(op, "write" | "edit" | "multiedit") {
+        return false;
+    }
+    let Ok(args) = serde_json::from_str::<Value>(input) else {
+        return false;
+    };
+    ["file_path", "abs_path", "path"]
+        .iter()
+        .filter_map(|k| str_field(&args, k))
+        .any(is_skill_file)
+}
+
+/// `.../.claude/skills/<name>/SKILL.md`, with either separator.
+fn is_skill_file(path: &str) -> bool {
+    let parts: Vec<&str> = path.split(['/', '\\']).collect();
+    matches!(
+        parts.as_slice(),
+        [.., ".claude", "skills", _, file] if file.eq_ignore_ascii_case("SKILL.md")
+    )
 }
 
 fn block(b: &Value) -> Option<Block> {
