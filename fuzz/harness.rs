@@ -207,3 +207,83 @@ pub fn sweep(data: &[u8]) {
         let _ = merge(&inputs, None);
     }
 }
+
+/// Writes `data` to the scratch directory as `name` and returns the path.
+fn scratch_file(name: &str, data: &[u8]) -> Option<PathBuf> {
+    let path = scratch().join(name);
+    std::fs::write(&path, data).ok().map(|_| path)
+}
+
+/// A raw API request log of any kind the reader detects from its content (claude-trace JSONL,
+/// HAR, OpenTelemetry JSON, VCR cassette): read, rebuild every request from its body, explain
+/// each read, write each stream as a scenario and load it back.
+pub fn requests(data: &[u8]) {
+    setup();
+    let Some(path) = scratch_file("requests.log", data) else {
+        return;
+    };
+    let Ok(exchanges) = plancache::requests::read_log(&path, None) else {
+        return;
+    };
+    let Ok(log) = plancache::requests::build_log(&path, &exchanges) else {
+        return;
+    };
+    let _ = plancache::requests::explain_log(&log, &PriceTable::bundled());
+    for s in plancache::requests::scenario::scenarios(&log, "fuzz") {
+        if let Ok(text) = s.to_toml("fuzz") {
+            let _ = load_str(&text, Path::new("fuzz.toml"));
+        }
+    }
+}
+
+/// A block-hash trace (kv-cache-tester JSON or Mooncake JSONL, detected): read, cut into
+/// stream scenarios, write each as TOML and load it back.
+pub fn trace(data: &[u8]) {
+    setup();
+    let Some(path) = scratch_file("trace.json", data) else {
+        return;
+    };
+    let Ok(trace) = plancache::trace::read(&path) else {
+        return;
+    };
+    for s in plancache::trace::scenario::scenarios(&trace) {
+        if let Ok(text) = s.to_toml(&trace) {
+            let _ = load_str(&text, Path::new("fuzz.toml"));
+        }
+    }
+}
+
+/// `--set PATH=VALUE` parameters, one per line, then a line `---` and a scenario (the small
+/// fixed one when absent): parse, apply in order, load and build the session.
+pub fn params(data: &[u8]) {
+    setup();
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (specs, scenario) = text.split_once("\n---\n").unwrap_or((text, SMALL_SCENARIO));
+    let Ok(sets) = specs
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(plancache::scenario::params::SetParam::parse)
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return;
+    };
+    let overrides = plancache::scenario::params::Overrides {
+        sets,
+        ..Default::default()
+    };
+    let path = Path::new("fuzz.toml");
+    let Ok(applied) = overrides.apply(scenario, path) else {
+        return;
+    };
+    let Ok(loaded) = load_str(&applied, path) else {
+        return;
+    };
+    let _ = Session::new(
+        loaded,
+        path,
+        &applied,
+        Arc::new(Tokenizer::new(Encoding::O200kBase)),
+    );
+}

@@ -39,4 +39,15 @@ mk sweep; cp "$root"/sweeps/*.toml corpus/sweep/
 for d in "$root"/results/*/; do
   [ -f "$d/sweep.csv" ] && { cat "$root"/sweeps/*.toml | head -c 4000; printf '\n---\n'; head -c 4000 "$d/sweep.csv"; } > "corpus/sweep/with-csv-$(basename "$d").txt"
 done
+mk requests
+cp "$root"/tests/fixtures/raw-requests/pydantic-ai/*/*.yaml "$root"/tests/fixtures/raw-requests/*.jsonl corpus/requests/
+mk trace
+for f in "$root"/tests/fixtures/traces/kv-cache-tester/traces/*.json; do
+  [ "$(wc -c < "$f")" -lt 65536 ] && cp "$f" corpus/trace/
+done
+mk params
+printf 'model=claude-opus-4-6\ntiming.human=4m\n' > corpus/params/no-scenario.txt
+for f in "$root"/scenarios/*.toml; do
+  { printf 'system[1].tokens=9000\nsteps[2].user.tokens=300\n---\n'; cat "$f"; } > "corpus/params/$(basename "$f" .toml).txt"
+done
 ls corpus

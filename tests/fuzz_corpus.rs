@@ -197,3 +197,53 @@ fn sweep_corpus_mutated() {
     }
     replay("sweep", &seeds, harness::sweep);
 }
+
+#[test]
+fn requests_corpus_mutated() {
+    // The small cassettes and the claude-trace worked example (the large cassettes are read once).
+    let mut seeds = files(
+        "tests/fixtures/raw-requests/pydantic-ai/openrouter_test_cache",
+        "yaml",
+    );
+    seeds.extend(files(
+        "tests/fixtures/raw-requests/pydantic-ai/test_anthropic",
+        "yaml",
+    ));
+    seeds.extend(files("tests/fixtures/raw-requests", "jsonl"));
+    let (small, large): (Vec<_>, Vec<_>) = read(&seeds).into_iter().partition(|s| s.len() < 6000);
+    assert!(!small.is_empty(), "no small raw-request seed");
+    for s in &large {
+        harness::requests(s);
+    }
+    replay("requests", &small, harness::requests);
+}
+
+#[test]
+fn trace_corpus_mutated() {
+    // The smallest bundled kv-cache-tester trace (8 requests), and one Mooncake line.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let small =
+        std::fs::read(root.join("tests/fixtures/traces/kv-cache-tester/traces/trace_0057.json"))
+            .unwrap();
+    let mooncake =
+        br#"{"timestamp": 0, "input_length": 1200, "output_length": 40, "hash_ids": [1, 2, 3]}
+{"timestamp": 500, "input_length": 1400, "output_length": 10, "hash_ids": [1, 2, 4]}
+"#
+        .to_vec();
+    replay("trace", &[small, mooncake], harness::trace);
+}
+
+#[test]
+fn params_corpus_mutated() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scenario = std::fs::read_to_string(root.join("scenarios/ttl-keepalive.toml")).unwrap();
+    let seeds: Vec<Vec<u8>> = [
+        "model=claude-opus-4-6\ntiming.human=4m".to_string(),
+        format!("system[1].tokens=9000\nsteps[2].user.tokens=300\n---\n{scenario}"),
+        format!("tools[1].tokens=250\nsteps[3].assistant.tokens=90\n---\n{scenario}"),
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    replay("params", &seeds, harness::params);
+}
