@@ -5,7 +5,8 @@
 //! import each other in a cycle.
 //!
 //! Files are read as Rust tokens (proc-macro2's lexer), so comments, doc comments and string
-//! literals never count as imports.
+//! literals never count as imports; nor do `#[cfg(test)]` modules (a unit test may build its
+//! inputs with any layer).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -182,7 +183,10 @@ impl Scan<'_> {
                     let is_mod = g.delimiter() == Delimiter::Brace
                         && i >= 2
                         && ident(tokens.get(i - 2)).as_deref() == Some("mod");
-                    if is_mod {
+                    if is_mod && cfg_test(tokens, i - 2) {
+                        // A unit-test module builds its inputs with any layer: not an import
+                        // of the library.
+                    } else if is_mod {
                         let mut m = module.to_vec();
                         m.push(ident(tokens.get(i - 1)).unwrap_or_default());
                         self.walk(&inner, &m);
@@ -206,7 +210,8 @@ impl Scan<'_> {
                     // Count `super::super::...`, then see where the path lands.
                     let mut depth = module.len();
                     let mut j = i;
-                    while ident(tokens.get(j)).as_deref() == Some("super") && path_sep(tokens, j + 1)
+                    while ident(tokens.get(j)).as_deref() == Some("super")
+                        && path_sep(tokens, j + 1)
                     {
                         depth = depth.saturating_sub(1);
                         j += 3;
@@ -245,6 +250,39 @@ impl Scan<'_> {
             }
         }
     }
+}
+
+/// Whether the item whose `mod` keyword is `tokens[at]` carries `#[cfg(test)]` (the
+/// attributes before it, past a `pub` / `pub(...)`).
+fn cfg_test(tokens: &[TokenTree], at: usize) -> bool {
+    let mut j = at;
+    if j >= 1 {
+        if let TokenTree::Group(g) = &tokens[j - 1] {
+            if g.delimiter() == Delimiter::Parenthesis
+                && j >= 2
+                && ident(tokens.get(j - 2)).as_deref() == Some("pub")
+            {
+                j -= 2;
+            }
+        } else if ident(tokens.get(j - 1)).as_deref() == Some("pub") {
+            j -= 1;
+        }
+    }
+    while j >= 2 {
+        let (TokenTree::Punct(hash), TokenTree::Group(attr)) = (&tokens[j - 2], &tokens[j - 1])
+        else {
+            return false;
+        };
+        if hash.as_char() != '#' || attr.delimiter() != Delimiter::Bracket {
+            return false;
+        }
+        let text: String = attr.stream().to_string().split_whitespace().collect();
+        if text == "cfg(test)" {
+            return true;
+        }
+        j -= 2;
+    }
+    false
 }
 
 /// Whether `tokens[i]` follows a `::` (the `super` of `self::super` is not a fresh path).
@@ -463,6 +501,11 @@ mod tests {
     use super::super::common;         // cache::common: not an edge
     use super::super::super::chart;   // line 13: climbs out of cache into chart
 }
+#[cfg(test)]
+#[allow(unused)]
+pub(crate) mod unit {
+    use crate::metrics::RequestRow;   // a unit test's input: not an edge
+}
 "#;
     let edges = scan(text, Path::new("cache/anthropic.rs"), &tops).unwrap();
     let got: Vec<(String, usize)> = edges.iter().map(|e| (e.to.clone(), e.line)).collect();
@@ -497,5 +540,8 @@ mod tests {
         find_cycle(&[e("a", "b", 1), e("b", "c", 2), e("c", "a", 3)]).as_deref(),
         Some("a -> b (src/x.rs:1), b -> c (src/x.rs:2), c -> a (src/x.rs:3)")
     );
-    assert_eq!(find_cycle(&[e("a", "b", 1), e("a", "c", 2), e("b", "c", 3)]), None);
+    assert_eq!(
+        find_cycle(&[e("a", "b", 1), e("a", "c", 2), e("b", "c", 3)]),
+        None
+    );
 }

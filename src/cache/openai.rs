@@ -34,7 +34,7 @@ use super::common::{self, HashKeyed, SeenPrefixes};
 use super::cursor::{AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::Request;
-use crate::scenario::format::duration_str;
+use crate::util::duration_str;
 
 /// Parameters of the legacy OpenAI cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ use super::common::{self, work, HashKeyed, SeenPrefixes};
 use super::cursor::{same_name, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
-use crate::scenario::format::duration_str;
+use crate::util::duration_str;
 
 /// Parameters of a unit-prefix cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
