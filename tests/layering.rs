@@ -149,32 +149,28 @@ fn ident(t: Option<&TokenTree>) -> Option<String> {
     }
 }
 
-/// Scans one file: `module` is its module path (`["cache", "anthropic"]`); every reach into
-/// another top-level module of `tops` is pushed onto `out`.
-struct Scan<'a> {
-    /// Top-level modules of the crate.
-    tops: &'a BTreeSet<String>,
-    /// File being scanned, for the edges.
-    file: String,
-    /// Edges found so far.
-    out: Vec<Edge>,
+/// One path that reaches into the crate by `crate::` or `super::`, resolved.
+#[derive(Debug, Clone)]
+struct Reach {
+    /// Absolute module path of the code holding the path (inline modules included).
+    at: Vec<String>,
+    /// Its first two segments from the crate root (`["cache", "cursor"]`; one when the path
+    /// stops there, or at a glob).
+    target: Vec<String>,
+    /// 1-based line of the path.
+    line: usize,
 }
 
-impl Scan<'_> {
-    fn push(&mut self, from: &str, to: String, tree: &TokenTree) {
-        if to != from && self.tops.contains(&to) {
-            self.out.push(Edge {
-                from: from.to_string(),
-                to,
-                file: self.file.clone(),
-                line: tree.span().start().line,
-            });
-        }
-    }
+/// Scans one file, collecting every `crate::` and `super::` path it holds.
+#[derive(Default)]
+struct Scan {
+    /// Paths found so far.
+    out: Vec<Reach>,
+}
 
+impl Scan {
     /// Walks `tokens` inside module `module` (inline `mod x { ... }` extend it).
     fn walk(&mut self, tokens: &[TokenTree], module: &[String]) {
-        let top = module[0].clone();
         let mut i = 0;
         while i < tokens.len() {
             match &tokens[i] {
@@ -196,37 +192,19 @@ impl Scan<'_> {
                 }
                 TokenTree::Ident(id) if id == "crate" && path_sep(tokens, i + 1) => {
                     // Not `$crate` and not the `crate` of `pub(crate)` (no `::` follows that).
-                    match tokens.get(i + 3) {
-                        Some(TokenTree::Ident(next)) => {
-                            self.push(&top, next.to_string(), &tokens[i]);
-                        }
-                        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
-                            self.use_group(&top, g.stream(), &tokens[i]);
-                        }
-                        _ => {}
-                    }
+                    self.reach(module, Vec::new(), tokens, i + 3, &tokens[i]);
                 }
                 TokenTree::Ident(id) if id == "super" && !preceded_by_path_sep(tokens, i) => {
                     // Count `super::super::...`, then see where the path lands.
-                    let mut depth = module.len();
+                    let mut base = module.to_vec();
                     let mut j = i;
                     while ident(tokens.get(j)).as_deref() == Some("super")
                         && path_sep(tokens, j + 1)
                     {
-                        depth = depth.saturating_sub(1);
+                        base.pop();
                         j += 3;
                     }
-                    if depth == 0 {
-                        match tokens.get(j) {
-                            Some(TokenTree::Ident(next)) => {
-                                self.push(&top, next.to_string(), &tokens[i])
-                            }
-                            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
-                                self.use_group(&top, g.stream(), &tokens[i])
-                            }
-                            _ => {}
-                        }
-                    }
+                    self.reach(module, base, tokens, j, &tokens[i]);
                     i = j.max(i + 1);
                     continue;
                 }
@@ -236,19 +214,57 @@ impl Scan<'_> {
         }
     }
 
-    /// `crate::{a::x, b, c::{..}}`: the first name of every top-level item of the group.
-    fn use_group(&mut self, top: &str, group: TokenStream, at: &TokenTree) {
-        let mut first = true;
-        for t in group {
-            match &t {
-                TokenTree::Ident(name) if first => {
-                    self.push(top, name.to_string(), at);
-                    first = false;
-                }
-                TokenTree::Punct(p) if p.as_char() == ',' => first = true,
-                _ => first = false,
+    /// Records the paths `base::<tokens[j..]>`, cut to their first two segments.
+    fn reach(
+        &mut self,
+        at: &[String],
+        mut base: Vec<String>,
+        tokens: &[TokenTree],
+        j: usize,
+        tree: &TokenTree,
+    ) {
+        base.truncate(2);
+        for tail in segments(tokens, j, 2 - base.len()) {
+            let mut target = base.clone();
+            target.extend(tail);
+            if !target.is_empty() {
+                self.out.push(Reach {
+                    at: at.to_vec(),
+                    target,
+                    line: tree.span().start().line,
+                });
             }
         }
+    }
+}
+
+/// The first `n` segments of the path(s) at `tokens[j..]`: `a::b::c` gives `[a, b]`,
+/// `{a::x, b}` gives `[a, x]` and `[b]`, `a::{x, y}` gives `[a, x]` and `[a, y]`; a glob or
+/// anything else ends a path.
+fn segments(tokens: &[TokenTree], j: usize, n: usize) -> Vec<Vec<String>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    match tokens.get(j) {
+        Some(TokenTree::Ident(x)) => {
+            if path_sep(tokens, j + 1) {
+                let mut out = segments(tokens, j + 3, n - 1);
+                for t in &mut out {
+                    t.insert(0, x.to_string());
+                }
+                out
+            } else {
+                vec![vec![x.to_string()]]
+            }
+        }
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
+            let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+            inner
+                .split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+                .flat_map(|item| segments(item, 0, n))
+                .collect()
+        }
+        _ => vec![Vec::new()],
     }
 }
 
@@ -305,19 +321,61 @@ fn module_path(rel: &Path) -> Vec<String> {
     parts
 }
 
-/// Every edge between top-level modules in `text`, a file at `rel` under src/.
-fn scan(text: &str, rel: &Path, tops: &BTreeSet<String>) -> Result<Vec<Edge>, String> {
+/// Every `crate::` / `super::` path of `text`, a file at `rel` under src/.
+fn scan_reaches(text: &str, rel: &Path) -> Result<Vec<Reach>, String> {
     let tokens: Vec<TokenTree> = TokenStream::from_str(text)
         .map_err(|e| format!("src/{}: does not lex: {e}", rel.display()))?
         .into_iter()
         .collect();
-    let mut s = Scan {
-        tops,
-        file: format!("src/{}", rel.display()),
-        out: Vec::new(),
-    };
+    let mut s = Scan::default();
     s.walk(&tokens, &module_path(rel));
     Ok(s.out)
+}
+
+/// Every edge between top-level modules in `text`, a file at `rel` under src/.
+fn scan(text: &str, rel: &Path, tops: &BTreeSet<String>) -> Result<Vec<Edge>, String> {
+    let mut out = Vec::new();
+    for r in scan_reaches(text, rel)? {
+        let (from, to) = (&r.at[0], &r.target[0]);
+        if from != to && tops.contains(to) {
+            out.push(Edge {
+                from: from.clone(),
+                to: to.clone(),
+                file: format!("src/{}", rel.display()),
+                line: r.line,
+            });
+        }
+    }
+    out.dedup(); // `use crate::x::{a, b}` reaches `x` once
+    Ok(out)
+}
+
+/// Edges between the files of one top-level module (`cache::common -> cache::cursor`): a
+/// file other than `mod.rs` reaching a sibling file by `super::x` or `crate::m::x`. A parent
+/// and its children (`mod.rs` and the files it declares) are one unit and left out. `files`
+/// are the module paths of the files under src/.
+fn file_edges(text: &str, rel: &Path, files: &BTreeSet<Vec<String>>) -> Vec<Edge> {
+    let own = module_path(rel);
+    if own.len() != 2 || rel.file_name().is_some_and(|f| f == "mod.rs") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for r in scan_reaches(text, rel).unwrap() {
+        if r.target.len() == 2
+            && r.target[0] == own[0]
+            && r.target[1] != own[1]
+            && files.contains(&r.target)
+        {
+            out.push(Edge {
+                from: own.join("::"),
+                to: r.target.join("::"),
+                file: format!("src/{}", rel.display()),
+                line: r.line,
+            });
+        }
+    }
+    out.dedup();
+    out
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -348,6 +406,24 @@ fn crate_edges(tops: &BTreeSet<String>) -> Vec<Edge> {
         }
         let text = std::fs::read_to_string(&f).unwrap();
         edges.extend(scan(&text, &rel, tops).unwrap());
+    }
+    edges
+}
+
+/// Every edge between files of one top-level module, over the crate.
+fn crate_file_edges() -> Vec<Edge> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let rels: Vec<PathBuf> = files
+        .iter()
+        .map(|f| f.strip_prefix(&src).unwrap().to_path_buf())
+        .collect();
+    let modules: BTreeSet<Vec<String>> = rels.iter().map(|r| module_path(r)).collect();
+    let mut edges = Vec::new();
+    for (f, rel) in files.iter().zip(&rels) {
+        let text = std::fs::read_to_string(f).unwrap();
+        edges.extend(file_edges(&text, rel, &modules));
     }
     edges
 }
@@ -480,6 +556,18 @@ fn top_level_modules_import_each_other_in_no_cycle() {
     }
 }
 
+#[test]
+fn the_files_of_a_module_import_each_other_in_no_cycle() {
+    let edges = crate_file_edges();
+    // The walk sees sibling imports at all: cache models use the shared cursor.
+    assert!(edges
+        .iter()
+        .any(|e| e.from == "cache::paged" && e.to == "cache::cursor"));
+    if let Some(cycle) = find_cycle(&edges) {
+        panic!("files of one module import each other in a cycle (move the shared part into one of them, or a third file): {cycle}");
+    }
+}
+
 /// The scanner on a hand-made file at src/cache/anthropic.rs (module `cache::anthropic`) with
 /// one reach of each shape, and the same names in places that are not imports.
 #[test]
@@ -506,6 +594,7 @@ mod tests {
 pub(crate) mod unit {
     use crate::metrics::RequestRow;   // a unit test's input: not an edge
 }
+fn g() { crate::cache::cursor::same_name(); } // line 20: a sibling file, not another module
 "#;
     let edges = scan(text, Path::new("cache/anthropic.rs"), &tops).unwrap();
     let got: Vec<(String, usize)> = edges.iter().map(|e| (e.to.clone(), e.line)).collect();
@@ -528,6 +617,28 @@ pub(crate) mod unit {
     assert_eq!(bad.len(), 4, "{bad:#?}");
     assert!(bad[0].starts_with("src/cache/anthropic.rs:5: `cache` (layer cache) imports `metrics`"));
     assert!(bad[3].contains(":13: `cache` (layer cache) imports `chart` (layer top)"));
+
+    // Between the files of `cache`: `super::common` (line 3), `super::super::common` from the
+    // inline module (line 12) and `crate::cache::cursor` (line 20); `crate::cache::Ttl` is an
+    // item of cache/mod.rs, not a file.
+    let files: BTreeSet<Vec<String>> = [
+        ["cache", "common"],
+        ["cache", "cursor"],
+        ["cache", "anthropic"],
+    ]
+    .map(|p| p.map(String::from).to_vec())
+    .into();
+    let got: Vec<(String, String, usize)> =
+        file_edges(text, Path::new("cache/anthropic.rs"), &files)
+            .into_iter()
+            .map(|e| (e.from, e.to, e.line))
+            .collect();
+    let want: Vec<(String, String, usize)> = [("common", 3), ("common", 12), ("cursor", 20)]
+        .map(|(f, l)| ("cache::anthropic".to_string(), format!("cache::{f}"), l))
+        .into();
+    assert_eq!(got, want);
+    // A mod.rs is the parent of its files, not a sibling: none of its paths is a file edge.
+    assert!(file_edges(text, Path::new("cache/mod.rs"), &files).is_empty());
 
     // A cycle is named edge by edge.
     let e = |from: &str, to: &str, line| Edge {
