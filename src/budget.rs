@@ -26,7 +26,9 @@ mod count;
 use std::path::Path;
 use std::sync::RwLock;
 
-use crate::scenario::{Scenario, ScenarioError};
+use serde::Serialize;
+
+use crate::util::ScenarioError;
 
 /// Limits on what one session may declare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,9 +90,14 @@ impl Budget {
         walk(doc, &mut String::new(), &mut tally)
     }
 
-    /// Checks a scenario built in memory (generated, imported or written by a library caller);
+    /// Checks a scenario built in memory (generated, imported or written by a library caller:
+    /// any `scenario::Scenario`, counted through serde, so this layer needs no scenario type);
     /// places are paths into the document as `plancache generate` would write it.
-    pub fn check_scenario(self, scenario: &Scenario, file: &Path) -> Result<(), ScenarioError> {
+    pub fn check_scenario<S: Serialize>(
+        self,
+        scenario: &S,
+        file: &Path,
+    ) -> Result<(), ScenarioError> {
         // Counted on the structs first: running totals only grow, so totals within the budget
         // mean no limit is crossed anywhere. Only a session over it (or a shape the counter
         // leaves to the walk) is copied into a document, to name the place where it crosses.
@@ -166,7 +173,7 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, String> {
 }
 
 /// Checks a scenario against the process-wide budget ([`Budget::current`]).
-pub fn check_scenario(scenario: &Scenario, file: &Path) -> Result<(), ScenarioError> {
+pub fn check_scenario<S: Serialize>(scenario: &S, file: &Path) -> Result<(), ScenarioError> {
     Budget::current().check_scenario(scenario, file)
 }
 
@@ -334,6 +341,7 @@ mod tests {
     #[test]
     fn counting_on_the_structs_matches_the_document_walk() {
         use crate::scenario::generate::{generate, GeneratorParams};
+        use crate::scenario::Scenario;
         let walked = |sc: &Scenario| {
             let doc = json_to_toml(serde_json::to_value(sc).unwrap());
             let mut tally = Budget::DEFAULT.tally(Path::new("x.toml"));

@@ -25,5 +25,6 @@ pub mod signals;
 pub mod strategy;
 pub mod sweep;
 pub mod trace;
+pub mod util;
 pub mod validate;
 pub mod workload;

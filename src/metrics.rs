@@ -186,3 +186,21 @@ impl SummaryRow {
         ]
     }
 }
+
+/// The first request whose prompt plus output exceeds its model's context window, described
+/// for an error message (the provider would refuse such a request).
+pub fn first_overrun<'a>(
+    rows: impl IntoIterator<Item = &'a RequestRow>,
+    prices: &crate::cache::PriceTable,
+) -> Option<String> {
+    rows.into_iter().find_map(|r| {
+        let window = prices.get(&r.model)?.context_window?;
+        let tokens = r.prompt_tokens.saturating_add(r.output_tokens);
+        (tokens > window).then(|| {
+            format!(
+                "request {} sends {tokens} prompt + output tokens, over the {window}-token context window of {}",
+                r.request, r.model
+            )
+        })
+    })
+}

@@ -482,7 +482,7 @@ impl Sweep {
         let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), &env)
             .map_err(|e| format!("{}: {e}", place()))?;
         if !self.allow_over_context {
-            if let Some(why) = cache::pricing::first_overrun(&replay.rows, &env.prices) {
+            if let Some(why) = crate::metrics::first_overrun(&replay.rows, &env.prices) {
                 return Err(format!(
                     "{}: {why}\n  hint: shrink the grid, or pass --allow-over-context to keep such points",
                     place()

@@ -47,8 +47,8 @@ fn check_warns_when_a_layout_bills_two_ttl_classes_in_one_request() {
     .unwrap();
     let mut config = CacheConfig::default().anthropic;
     // Claude Code 2.1's main thread: 1 h on the system prompt and on the last message.
-    assert_eq!(mixed_ttl_warning(&scenario, &config), None);
+    assert_eq!(mixed_ttl_warning(scenario.cache_marks(), &config), None);
     config.message_ttl = Ttl::FiveMinutes;
-    let w = mixed_ttl_warning(&scenario, &config).expect("warns");
+    let w = mixed_ttl_warning(scenario.cache_marks(), &config).expect("warns");
     assert!(w.contains("1h") && w.contains("5m"), "{w}");
 }

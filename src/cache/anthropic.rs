@@ -31,7 +31,7 @@ use super::common;
 use super::cursor::{same_name, Advance, ByName, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::{Level, Request, SegmentKind, Ttl};
-use crate::scenario::format::duration_str;
+use crate::util::duration_str;
 
 /// Where a breakpoint cache puts its breakpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -500,7 +500,7 @@ fn split_environment<'a>(req: &Request, system: &'a [usize]) -> (&'a [usize], Op
             if !rest.is_empty()
                 && req.segments[e]
                     .label
-                    .ends_with(crate::scenario::ENVIRONMENT_SUFFIX) =>
+                    .ends_with(crate::prompt::ENVIRONMENT_SUFFIX) =>
         {
             (rest, Some(e))
         }
@@ -751,12 +751,13 @@ impl CacheModel for BreakpointCache {
     }
 }
 
-/// The TTL classes one request of `scenario` would write under `config`'s Claude Code layout
-/// (with the scenario's own `cache_control` marks when honoured), and a warning when there are
-/// two: Claude Code never bills 1 h and 5 m writes in one request, so such a layout describes no
-/// real harness request.
+/// The TTL classes one request would write under `config`'s Claude Code layout, given `marks`,
+/// the `cache_control` TTLs the scenario puts on its tools, system and context blocks (honoured
+/// only with explicit breakpoints; `Scenario::cache_marks` lists them), and a warning when there
+/// are two: Claude Code never bills 1 h and 5 m writes in one request, so such a layout describes
+/// no real harness request.
 pub fn mixed_ttl_warning(
-    scenario: &crate::scenario::Scenario,
+    marks: impl IntoIterator<Item = Ttl>,
     config: &BreakpointConfig,
 ) -> Option<String> {
     let mut main: Vec<Ttl> = Vec::new();
@@ -766,15 +767,7 @@ pub fn mixed_ttl_warning(
         main.push(config.message_ttl);
     }
     if config.explicit_breakpoints || config.layout == Layout::Explicit {
-        main.extend(scenario.tools.iter().filter_map(|t| t.cache_control));
-        main.extend(
-            scenario
-                .system
-                .to_vec()
-                .iter()
-                .filter_map(|c| c.cache_control),
-        );
-        main.extend(scenario.context.iter().filter_map(|c| c.cache_control));
+        main.extend(marks);
     }
     main.sort();
     main.dedup();

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::cursor::Cursor;
-use super::{BreakReason, ReuseStop};
+use super::BreakReason;
+#[cfg(test)]
+use super::ReuseStop;
 use crate::prompt::{Level, Request, RequestSettings, Role, Segment, SegmentKind, TokenId};
 
 /// A hasher for keys that are already hashes (chained xxh3 values): mixes the written words with
@@ -146,6 +147,19 @@ pub(crate) struct SeenPrefixes {
     continued: HashKeyed<u64, ()>,
 }
 
+/// [`SeenMatch`] counted in leading segments rather than tokens.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SegmentMatch {
+    /// Leading segments stored and readable at the request's send time.
+    pub stored_visible: usize,
+    /// The same, including segments still being written.
+    pub stored_any: usize,
+    /// Leading segments any earlier prompt contained.
+    pub seen: usize,
+    /// The seen prefix is the whole of a recorded sequence (see [`SeenMatch::extends`]).
+    pub extends: bool,
+}
+
 /// How far a request's prompt matches what was stored / seen, in whole segments.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct SeenMatch {
@@ -254,9 +268,11 @@ impl SeenMemo {
 }
 
 impl SeenPrefixes {
-    /// [`SeenPrefixes::matches`] for the cursor's hashes, resuming from `memo`.
-    pub fn matches_from(&self, cursor: &Cursor, now: u64, memo: &mut SeenMemo) -> SeenMatch {
-        let hashes = cursor.hashes();
+    /// [`SeenPrefixes::matches`] over `hashes` (a cursor's, see `Cursor::seen_match`),
+    /// resuming from `memo`, in whole segments: how many leading segments are stored and
+    /// readable at `now`, stored at all, and stored or seen, and whether the seen prefix is
+    /// the whole of a recorded sequence.
+    pub fn memo_match(&self, hashes: &[u64], now: u64, memo: &mut SeenMemo) -> SegmentMatch {
         if memo.visible_max > now {
             memo.visible = 0;
             memo.visible_max = 0;
@@ -282,10 +298,10 @@ impl SeenPrefixes {
         {
             memo.seen += 1;
         }
-        SeenMatch {
-            stored_visible: cursor.start(memo.visible),
-            stored_any: cursor.start(memo.stored),
-            seen: cursor.start(memo.seen),
+        SegmentMatch {
+            stored_visible: memo.visible,
+            stored_any: memo.stored,
+            seen: memo.seen,
             extends: memo.seen > 0 && !self.continued.contains_key(&hashes[memo.seen - 1]),
         }
     }
@@ -343,67 +359,6 @@ pub(crate) enum Departure {
     ModelChanged,
     /// The prompt differs from the previous one from this segment on.
     ChangedAt(usize),
-}
-
-/// Explains why an automatic cache (OpenAI legacy, paged, radix) reused `cached` tokens.
-/// `live` is the matched length before the cache's own rounding and caps; `raw` the length that
-/// would have matched had nothing expired or been evicted (`gone` says which of the two applies).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn automatic_stop(
-    cursor: &Cursor,
-    cached: u64,
-    live: u64,
-    raw: u64,
-    raw_in_flight: bool,
-    below_min: bool,
-    seen: SeenMatch,
-    unit: u64,
-    gone: BreakReason,
-    departure: Option<ReuseStop>,
-) -> Option<ReuseStop> {
-    let unit = unit.max(1);
-    let whole = |n: u64| n / unit * unit;
-    let prompt = cursor.total();
-    let n = cursor.len();
-    let stop_at = |at, reason| cursor.stop_at(n, at, reason);
-    if cached >= prompt {
-        return None;
-    }
-    if raw > live {
-        let reason = if raw_in_flight {
-            BreakReason::InFlight
-        } else {
-            gone
-        };
-        return stop_at(live, reason);
-    }
-    if seen.stored_any > seen.stored_visible && whole(seen.stored_any) > live {
-        return stop_at(live.max(seen.stored_visible), BreakReason::InFlight);
-    }
-    if whole(seen.stored_visible) > live {
-        // Stored whole segments beyond the live match are gone (segment-level evidence; block
-        // caches only report it when a whole block is missing, handled above).
-        return stop_at(live, gone);
-    }
-    if departure.is_some() {
-        return departure;
-    }
-    if below_min {
-        return stop_at(live, BreakReason::BelowMinimum);
-    }
-    // The prompt departs from everything seen before at `seen.seen` (a segment boundary); when
-    // the match reaches that point, up to the cache's granularity, the change is the cause.
-    if seen.seen < prompt && !seen.extends && (live >= seen.seen || seen.seen < cached + unit) {
-        return stop_at(live.max(seen.seen), BreakReason::PrefixChanged);
-    }
-    let matched = live.max(seen.stored_visible);
-    if cached < matched {
-        return stop_at(matched, BreakReason::Rounding);
-    }
-    if seen.seen > matched {
-        return stop_at(matched, BreakReason::NotWritten);
-    }
-    stop_at(matched, BreakReason::PrefixChanged)
 }
 
 /// Reasoning tokens of a request: everything generated beyond the visible reply
@@ -552,6 +507,7 @@ mod tests {
     /// walk from the start answers.
     #[test]
     fn memoized_walks_and_records_match_the_full_ones() {
+        use super::super::cursor::Cursor;
         let mut reference = SeenPrefixes::default();
         let mut memoized = SeenPrefixes::default();
         let mut cursors = [Cursor::default(), Cursor::default()];

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::common::{self, Departure, SeenMemo};
+use super::common::{self, Departure, SeenMatch, SeenMemo, SeenPrefixes};
 use super::{BreakReason, ReuseStop};
 use crate::prompt::{Request, Segment};
 
@@ -400,6 +400,80 @@ impl<C: Default> Streams<C> {
             .iter_mut()
             .flat_map(|(_, m)| m.items.iter_mut().map(|(_, c)| c))
     }
+}
+
+impl SeenPrefixes {
+    /// [`SeenPrefixes::matches`] for the cursor's hashes, resuming from `memo`.
+    pub fn matches_from(&self, cursor: &Cursor, now: u64, memo: &mut SeenMemo) -> SeenMatch {
+        let m = self.memo_match(cursor.hashes(), now, memo);
+        SeenMatch {
+            stored_visible: cursor.start(m.stored_visible),
+            stored_any: cursor.start(m.stored_any),
+            seen: cursor.start(m.seen),
+            extends: m.extends,
+        }
+    }
+}
+
+/// Explains why an automatic cache (OpenAI legacy, paged, radix) reused `cached` tokens.
+/// `live` is the matched length before the cache's own rounding and caps; `raw` the length that
+/// would have matched had nothing expired or been evicted (`gone` says which of the two applies).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn automatic_stop(
+    cursor: &Cursor,
+    cached: u64,
+    live: u64,
+    raw: u64,
+    raw_in_flight: bool,
+    below_min: bool,
+    seen: SeenMatch,
+    unit: u64,
+    gone: BreakReason,
+    departure: Option<ReuseStop>,
+) -> Option<ReuseStop> {
+    let unit = unit.max(1);
+    let whole = |n: u64| n / unit * unit;
+    let prompt = cursor.total();
+    let n = cursor.len();
+    let stop_at = |at, reason| cursor.stop_at(n, at, reason);
+    if cached >= prompt {
+        return None;
+    }
+    if raw > live {
+        let reason = if raw_in_flight {
+            BreakReason::InFlight
+        } else {
+            gone
+        };
+        return stop_at(live, reason);
+    }
+    if seen.stored_any > seen.stored_visible && whole(seen.stored_any) > live {
+        return stop_at(live.max(seen.stored_visible), BreakReason::InFlight);
+    }
+    if whole(seen.stored_visible) > live {
+        // Stored whole segments beyond the live match are gone (segment-level evidence; block
+        // caches only report it when a whole block is missing, handled above).
+        return stop_at(live, gone);
+    }
+    if departure.is_some() {
+        return departure;
+    }
+    if below_min {
+        return stop_at(live, BreakReason::BelowMinimum);
+    }
+    // The prompt departs from everything seen before at `seen.seen` (a segment boundary); when
+    // the match reaches that point, up to the cache's granularity, the change is the cause.
+    if seen.seen < prompt && !seen.extends && (live >= seen.seen || seen.seen < cached + unit) {
+        return stop_at(live.max(seen.seen), BreakReason::PrefixChanged);
+    }
+    let matched = live.max(seen.stored_visible);
+    if cached < matched {
+        return stop_at(matched, BreakReason::Rounding);
+    }
+    if seen.seen > matched {
+        return stop_at(matched, BreakReason::NotWritten);
+    }
+    stop_at(matched, BreakReason::PrefixChanged)
 }
 
 #[cfg(test)]

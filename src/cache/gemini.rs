@@ -35,7 +35,7 @@ use super::cursor::{ByName, Cursor, Streams};
 use super::unit_prefix::{UnitPrefixCache, UnitPrefixConfig};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::{Level, Request};
-use crate::scenario::format::duration_str;
+use crate::util::duration_str;
 
 /// The documented (and, where unpublished, assumed) implicit-caching defaults.
 pub fn implicit_config() -> UnitPrefixConfig {

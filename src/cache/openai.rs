@@ -31,10 +31,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::common::{self, HashKeyed, SeenPrefixes};
-use super::cursor::{AutoStream, ByName, Streams};
+use super::cursor::{automatic_stop, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::Request;
-use crate::scenario::format::duration_str;
+use crate::util::duration_str;
 
 /// Parameters of the legacy OpenAI cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -320,7 +320,7 @@ impl CacheModel for OpenAiCache {
             .seen
             .matches_from(&st.auto.cursor, now, &mut st.auto.seen);
         let below_min = cached == 0 && (prompt < self.config.min_tokens || live > 0);
-        outcome.stop = common::automatic_stop(
+        outcome.stop = automatic_stop(
             &st.auto.cursor,
             cached,
             live,

@@ -42,7 +42,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::common::{self, HashKeyed, HashSetKeyed, SeenPrefixes};
-use super::cursor::{AutoStream, ByName, Streams};
+use super::cursor::{automatic_stop, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::Request;
 
@@ -503,7 +503,7 @@ impl CacheModel for PagedCache {
         outcome.stop = if fresh {
             cursor.stop_at(cursor.len(), 0, common::cold_reason(others))
         } else {
-            common::automatic_stop(
+            automatic_stop(
                 cursor,
                 cached,
                 matched as u64 * bs,

@@ -233,24 +233,7 @@ pub struct PriceTable {
     on_assumption: Option<fn(&str)>,
 }
 
-/// `a`'s closest match among `candidates` as `; did you mean `x`?`, or nothing when none is
-/// close (Jaro-Winkler similarity of at least 0.8, the threshold cargo uses for its hints is
-/// edit distance; similarity copes better with long hyphenated ids).
-pub fn did_you_mean<'a>(a: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    closest(a, candidates)
-        .map(|c| format!("; did you mean `{c}`?"))
-        .unwrap_or_default()
-}
-
-/// The candidate most similar to `a`, when similar enough to be a likely typo.
-pub fn closest<'a>(a: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(a, c), c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|x, y| x.0.total_cmp(&y.0))
-        .map(|(_, c)| c)
-}
+pub use crate::util::{closest, did_you_mean};
 
 /// `id` without a trailing release date (`-20250929`, `-2025-09-29`, `@20250929`) or `-latest`.
 fn undated(id: &str) -> &str {
@@ -452,24 +435,6 @@ fn assumption_text(model: &str, used: &str) -> String {
     format!(
         "model `{model}` is not in the pricing table: priced as `{used}`, the nearest known model of its family (docs/pricing.md); add it with --pricing FILE to price it exactly, or pass --strict-pricing to refuse"
     )
-}
-
-/// The first request whose prompt plus output exceeds its model's context window, described
-/// for an error message (the provider would refuse such a request).
-pub fn first_overrun<'a>(
-    rows: impl IntoIterator<Item = &'a crate::metrics::RequestRow>,
-    prices: &PriceTable,
-) -> Option<String> {
-    rows.into_iter().find_map(|r| {
-        let window = prices.get(&r.model)?.context_window?;
-        let tokens = r.prompt_tokens.saturating_add(r.output_tokens);
-        (tokens > window).then(|| {
-            format!(
-                "request {} sends {tokens} prompt + output tokens, over the {window}-token context window of {}",
-                r.request, r.model
-            )
-        })
-    })
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::common::{self, work, HashKeyed, SeenPrefixes};
-use super::cursor::{AutoStream, ByName, Cursor, Streams};
+use super::cursor::{automatic_stop, AutoStream, ByName, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::{Request, TokenId};
 
@@ -498,7 +498,7 @@ impl CacheModel for RadixCache {
         outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
         let seen = tree.seen.matches_from(cursor, now, &mut st.auto.seen);
         let cursor = &st.auto.cursor;
-        outcome.stop = common::automatic_stop(
+        outcome.stop = automatic_stop(
             cursor,
             cached,
             matched as u64,

@@ -17,10 +17,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::common::{self, work, HashKeyed, SeenPrefixes};
-use super::cursor::{same_name, AutoStream, ByName, Streams};
+use super::cursor::{automatic_stop, same_name, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
-use crate::scenario::format::duration_str;
+use crate::util::duration_str;
 
 /// Parameters of a unit-prefix cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -417,7 +417,7 @@ impl CacheModel for UnitPrefixCache {
         let seen = seen_records.matches_from(&st.auto.cursor, now, &mut st.auto.seen);
         let below_min = cached == 0 && (prompt < min || live > 0);
         let raw = live_units + usize::from(in_flight.is_some());
-        outcome.stop = common::automatic_stop(
+        outcome.stop = automatic_stop(
             &st.auto.cursor,
             cached,
             live,

@@ -25,18 +25,7 @@ impl Group<'_> {
     }
 }
 
-/// Keeps letters, digits, `-`, `_` and `.`; everything else becomes `-`.
-pub fn slug(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
+pub use crate::util::slug;
 
 /// Groups a run's replays by scenario and cache model, in run order.
 pub fn groups(report: &RunReport) -> Vec<Group<'_>> {

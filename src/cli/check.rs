@@ -78,7 +78,7 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
                         println!("  warning: {line}");
                     }
                     if let Some(w) = crate::cache::anthropic::mixed_ttl_warning(
-                        &session.scenario,
+                        session.scenario.cache_marks(),
                         &env.caches.anthropic,
                     ) {
                         println!("  warning: {w}");

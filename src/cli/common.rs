@@ -480,7 +480,7 @@ pub fn refuse_over_context(text: &str, label: &str) -> Result<(), CliError> {
             "{label}: {e}\n  hint: lower the generator parameter the message points at (e.g. --review-wait)"
         ))
     })?;
-    match crate::cache::pricing::first_overrun(report.rows(), &env.prices) {
+    match crate::metrics::first_overrun(report.rows(), &env.prices) {
         Some(why) => Err(CliError::input(format!(
             "{label}: {why}\n  hint: lower the sizes (e.g. --exploration-rounds, --result-tokens), or pass --allow-over-context to write it anyway"
         ))),

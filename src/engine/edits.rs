@@ -20,10 +20,10 @@ impl EditError {
         }
     }
 
-    /// The error at a step.
-    pub(super) fn at(self, at: &super::replayer::At) -> ReplayError {
+    /// The error at a step (`place`: `file: step 7 (line 42)`).
+    pub(super) fn at(self, place: &str) -> ReplayError {
         ReplayError {
-            place: at.place.clone(),
+            place: place.to_string(),
             message: self.message,
             hint: self.hint,
         }

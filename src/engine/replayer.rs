@@ -424,7 +424,7 @@ impl Replayer<'_> {
             Step::EditSystem(edit) => {
                 let inline = self.strategy.system_edit_inline();
                 let decision = edits::edit_system(session, main, edit, at.step, inline)
-                    .map_err(|e| e.at(at))?;
+                    .map_err(|e| e.at(&at.place))?;
                 record(
                     trace,
                     at,
@@ -436,7 +436,7 @@ impl Replayer<'_> {
                 );
             }
             Step::ReorderTools(names) => {
-                edits::reorder_tools(main, names).map_err(|e| e.at(at))?;
+                edits::reorder_tools(main, names).map_err(|e| e.at(&at.place))?;
                 record(
                     trace,
                     at,
@@ -448,8 +448,8 @@ impl Replayer<'_> {
                 );
             }
             Step::ReplaceTool(def) => {
-                let size =
-                    edits::replace_tool(session, main, def, at.step).map_err(|e| e.at(at))?;
+                let size = edits::replace_tool(session, main, def, at.step)
+                    .map_err(|e| e.at(&at.place))?;
                 if let Some(tool) = main.tools.iter().find(|t| t.name == def.name) {
                     let added = self.strategy.tool_replaced(session, tool, at.step);
                     main.conversation.extend(added);

@@ -3,8 +3,8 @@
 use std::fmt;
 
 use super::allowed_prompts::{AllowedPrompt, GrantSet};
+use super::{Access, Target};
 use super::{Mode, ENTER_PLAN_MODE, EXIT_PLAN_MODE};
-use crate::scenario::{Access, Target};
 
 /// Tools that `acceptEdits` allows without asking (file edits, not shell commands).
 const EDIT_TOOLS: &[&str] = &["Edit", "Write", "NotebookEdit", "MultiEdit"];

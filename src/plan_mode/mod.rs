@@ -22,7 +22,7 @@ pub use machine::{
     PlanMachine, Transition,
 };
 pub use mailbox::{Mailbox, MailboxReader, TeamApproval};
-pub use mode::Mode;
+pub use mode::{Access, Mode, Target};
 pub use policy::{PlanPolicy, Suggestion};
 pub use quality::{assess as assess_plan, PlanInput, PlanReport};
 pub use slug::PlanFiles;

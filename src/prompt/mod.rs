@@ -10,5 +10,9 @@ mod tokenizer;
 pub use segment::{ContentId, Level, Request, RequestSettings, Role, Segment, SegmentKind, Ttl};
 pub use tokenizer::{Encoding, TokenSource, Tokenizer};
 
+/// Label suffix of a subagent's environment block (the trailing block of its system prompt);
+/// breakpoint layouts find the block by it.
+pub const ENVIRONMENT_SUFFIX: &str = ":environment";
+
 /// One token id, as produced by the tokenizer or synthesised for count-only content.
 pub type TokenId = u32;

@@ -5,8 +5,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use crate::plan_mode::{Access, Target};
 use crate::plan_mode::{AllowedPrompt, Mode};
 use crate::prompt::{Encoding, Ttl};
+pub use crate::util::{duration_str, opt_duration_str};
 
 /// One session script.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -304,15 +306,6 @@ impl Blocks {
     }
 }
 
-/// Whether a tool only reads or can change the user's files and system.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Access {
-    #[default]
-    Read,
-    Write,
-}
-
 /// One tool definition, in prompt order.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -462,14 +455,6 @@ impl Default for Timing {
             decode_tokens_per_s: default_decode(),
         }
     }
-}
-
-/// Which plan-mode transition an approval answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Target {
-    Enter,
-    Exit,
 }
 
 /// One step of the script. Each step is a table with exactly one of these keys.
@@ -866,6 +851,19 @@ mod opt_keepalive_str {
 }
 
 impl Scenario {
+    /// The `cache_control` TTLs the scenario puts on its tools, system blocks and context blocks,
+    /// in that order (what a breakpoint layout honouring explicit marks writes besides its own).
+    pub fn cache_marks(&self) -> Vec<Ttl> {
+        let tools = self.tools.iter().filter_map(|t| t.cache_control);
+        let system = self
+            .system
+            .to_vec()
+            .into_iter()
+            .filter_map(|c| c.cache_control);
+        let context = self.context.iter().filter_map(|c| c.cache_control);
+        tools.chain(system).chain(context).collect()
+    }
+
     /// Sets (or, with `None`, clears) the scenario's TTL setting, as a `ttl` sweep axis over
     /// user scenarios would.
     pub fn set_ttl(&mut self, ttl: Option<TtlSetting>) {
@@ -970,42 +968,4 @@ pub struct LeadResponse {
     pub approve: bool,
     #[serde(default)]
     pub feedback: Option<String>,
-}
-
-/// `"3m"`-style durations (humantime syntax).
-pub mod duration_str {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_duration(*d).to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(d)?;
-        humantime::parse_duration(&text).map_err(|e| {
-            serde::de::Error::custom(format!(
-                "invalid duration `{text}` ({e}); write e.g. \"500ms\", \"30s\", \"3m\", \"1h30m\""
-            ))
-        })
-    }
-}
-
-/// Optional `"3m"`-style durations.
-pub mod opt_duration_str {
-    use std::time::Duration;
-
-    use serde::{Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => super::duration_str::serialize(d, s),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        super::duration_str::deserialize(d).map(Some)
-    }
 }

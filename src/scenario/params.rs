@@ -344,8 +344,7 @@ fn check_path(path: &str, segs: &[Seg]) -> Result<(), ParamError> {
                     objects.iter().flat_map(|p| p.keys().cloned()).collect();
                 known.sort();
                 known.dedup();
-                let suggestion =
-                    crate::cache::pricing::did_you_mean(k, known.iter().map(String::as_str));
+                let suggestion = crate::util::did_you_mean(k, known.iter().map(String::as_str));
                 return Err(ParamError::UnknownField {
                     path: path.into(),
                     at,

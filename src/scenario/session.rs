@@ -8,9 +8,7 @@ use super::load::{step_lines, step_place, ScenarioError};
 use crate::plan_mode::PlanFiles;
 use crate::prompt::{Level, Role, Segment, SegmentKind, TokenSource, Tokenizer};
 
-/// Label suffix of a subagent's environment block (the trailing block of its system prompt);
-/// breakpoint layouts find the block by it.
-pub const ENVIRONMENT_SUFFIX: &str = ":environment";
+pub use crate::prompt::ENVIRONMENT_SUFFIX;
 
 /// Write tools by name when a scenario does not say (Claude Code's file- and system-changing tools).
 pub const DEFAULT_WRITE_TOOLS: &[&str] = &["Edit", "Write", "Bash", "NotebookEdit", "MultiEdit"];
@@ -499,7 +497,7 @@ pub fn tool_access(t: &ToolDef) -> Access {
 /// `name` becomes as a file name, compared case-insensitively (two names that differ only by
 /// case or punctuation would overwrite each other's files on some file systems).
 fn output_key(name: &str) -> String {
-    crate::chart::data::slug(name).to_lowercase()
+    crate::util::slug(name).to_lowercase()
 }
 
 impl Session {
