@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, price_table};
+use super::common::{cache_config, cache_list, prices};
 use super::CliError;
 use crate::account::select::Selection;
 use crate::account::views::View;
@@ -93,11 +93,15 @@ pub struct AccountArgs {
     /// How many of the costliest breaks to list.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Cache-model parameters (TOML; see docs/cache-models.md). TTLs come from the transcripts.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
 }
 
@@ -240,7 +244,7 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         )));
     }
     let env = ReplayEnv {
-        prices: price_table(args.pricing.as_deref())?,
+        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };

@@ -7,7 +7,6 @@ use clap::Args;
 use super::common::{cache_config, cache_list, load_and_replay_with, prices, strategies, Sink};
 use super::params::ParamArgs;
 use super::{output, CliError};
-use crate::cache::ModelPrice;
 use crate::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
 
 /// A hit-rate limit, checked and kept as written.
@@ -82,13 +81,14 @@ pub struct CompareArgs {
     #[arg(long)]
     pub cache: Option<String>,
     /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = ModelPrice::from_spec)]
-    pub price: Option<ModelPrice>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Cache model parameters (see `plancache run --help`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
     /// Also write the Markdown summary to this file.
     #[arg(long, value_name = "FILE")]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::common::price_table;
+use super::common::prices;
 use super::CliError;
 use crate::requests::{self, ExplainRow, LogKind};
 
@@ -31,9 +31,13 @@ pub struct ExplainArgs {
     /// Shorthand for `--format json`.
     #[arg(long)]
     pub json: bool,
-    /// A pricing file that adds or replaces models of the bundled table (cache minimums).
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
 }
 
 /// How `explain` prints.
@@ -45,7 +49,7 @@ pub enum ExplainFormat {
 }
 
 pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
-    let prices = price_table(args.pricing.as_deref())?;
+    let prices = prices(args.pricing.as_deref(), args.price.as_ref())?;
     let (log, rows) = requests::explain_file(&args.log, args.kind, &prices)
         .map_err(|e| CliError::input(e.to_string()))?;
     let format = if args.json {
@@ -228,9 +232,13 @@ pub struct ExportRequestsArgs {
     /// Output file (default, or `-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
 }
 
 pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
@@ -255,7 +263,7 @@ pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
         ));
     };
     let mut env = crate::engine::ReplayEnv {
-        prices: price_table(a.pricing.as_deref())?,
+        prices: prices(a.pricing.as_deref(), a.price.as_ref())?,
         ..crate::engine::ReplayEnv::default()
     };
     let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;

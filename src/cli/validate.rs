@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, price_table};
+use super::common::{cache_config, cache_list, prices};
 use super::CliError;
 use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
@@ -71,12 +71,16 @@ pub struct ValidateArgs {
     /// Write validation.csv and validation.md into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Cache-model parameters (TOML; see docs/cache-models.md). The TTLs are taken from the
     /// transcript whatever the file says.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
 }
 
@@ -99,7 +103,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         )));
     }
     let env = ReplayEnv {
-        prices: price_table(args.pricing.as_deref())?,
+        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };

@@ -65,9 +65,13 @@ pub struct WorkloadArgs {
     /// Print one row per session, not only the totals.
     #[arg(long)]
     pub per_session: bool,
-    /// A price table merged over the bundled one (docs/pricing.md).
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
     #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Directory for the CSV files and charts.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -164,7 +168,7 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
         }
     })?;
     let blocks = kv_blocks(&args)?;
-    let prices = super::common::prices(args.pricing.as_deref(), None)?;
+    let prices = super::common::prices(args.pricing.as_deref(), args.price.as_ref())?;
     let ctx = Ctx {
         starts: starts(&traces, arrivals, args.seed),
         traces,
