@@ -94,10 +94,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Print one line per violation and the verdict instead of the Markdown summary.
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, short = 'q', conflicts_with = "json")]
     pub quiet: bool,
     /// Print the outcome as JSON instead of the Markdown summary.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     pub json: bool,
     /// Baseline points the current run does not have are listed, not violations (gate a
     /// subset of the baseline's scenarios).

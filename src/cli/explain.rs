@@ -22,14 +22,15 @@ the cause. See docs/raw-requests.md.")]
 pub struct ExplainArgs {
     /// The log file.
     pub log: PathBuf,
-    /// The log's kind (default: detected from the name and the first bytes).
-    #[arg(long, value_enum)]
-    pub kind: Option<LogKind>,
+    /// The log's kind: vcr, claude-trace, har or otel (default: detected from the name and the
+    /// first bytes).
+    #[arg(long, value_name = "KIND", value_parser = super::common::kind_parser())]
+    pub kind: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ExplainFormat,
     /// Shorthand for `--format json`.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     pub json: bool,
     /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
     #[arg(long, value_name = "FILE")]
@@ -50,7 +51,8 @@ pub enum ExplainFormat {
 
 pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
     let prices = prices(args.pricing.as_deref(), args.price.as_ref())?;
-    let (log, rows) = requests::explain_file(&args.log, args.kind, &prices)
+    let kind = super::common::log_kind(args.kind.as_deref(), "explain")?;
+    let (log, rows) = requests::explain_file(&args.log, kind, &prices)
         .map_err(|e| CliError::input(e.to_string()))?;
     let format = if args.json {
         ExplainFormat::Json
@@ -219,8 +221,9 @@ pub fn import_requests(
 pub struct ExportRequestsArgs {
     /// The scenario file.
     pub scenario: PathBuf,
-    /// The strategy that renders the requests.
-    #[arg(long)]
+    /// The strategy that renders the requests (one; default: permission-mode, as Claude Code's
+    /// plan mode).
+    #[arg(long, value_name = "STRATEGY", default_value = "permission-mode")]
     pub strategy: String,
     /// Log format.
     #[arg(long, value_enum, default_value = "claude-trace")]

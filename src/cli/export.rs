@@ -35,8 +35,9 @@ pub enum ExportFormat {
 pub struct MooncakeArgs {
     /// The scenario file.
     pub scenario: PathBuf,
-    /// The strategy that renders the requests.
-    #[arg(long)]
+    /// The strategy that renders the requests (one; default: permission-mode, as Claude Code's
+    /// plan mode).
+    #[arg(long, value_name = "STRATEGY", default_value = "permission-mode")]
     pub strategy: String,
     /// Tokens per hashed block.
     #[arg(long, default_value_t = 512)]

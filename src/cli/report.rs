@@ -29,7 +29,7 @@ pub struct ReportArgs {
     #[arg(long, default_value = crate::cache::DEFAULT_CACHE)]
     pub cache: String,
     /// Output directory.
-    #[arg(long, default_value = "report")]
+    #[arg(long, value_name = "DIR", default_value = "report")]
     pub out: PathBuf,
     /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
     #[arg(long, value_name = "FILE")]

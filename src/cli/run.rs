@@ -43,7 +43,7 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// Print run.json on standard output instead of the table.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     pub json: bool,
     /// Write run.json (summaries, requests, traces) to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE")]

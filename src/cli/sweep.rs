@@ -37,7 +37,7 @@ pub struct SweepArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Output directory (default for a sweep file: sweep-out; scenario files: print only).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// An axis over scenario files: NAME=V1,V2,... (repeatable; the grid is the cross product).
     #[arg(short = 'L', long = "parameter-list", value_name = "NAME=V1,V2", value_parser = crate::sweep::files::parse_list)]

@@ -36,7 +36,7 @@ pub struct ValidateArgs {
     #[arg(required = true)]
     pub transcripts: Vec<PathBuf>,
     /// Which harness wrote them: claude-code or codex (default: told from each file's records).
-    #[arg(long)]
+    #[arg(long, value_name = "KIND", value_parser = super::common::kind_parser())]
     pub kind: Option<String>,
     /// Where replayed events come from: `transcript` (the records' content and timestamps only)
     /// or `billed` (also breaks placed from the billed cache reads, each marked in the scenario).
@@ -69,7 +69,7 @@ pub struct ValidateArgs {
     #[arg(long, value_enum, default_value = "account")]
     pub sessions: SessionCache,
     /// Write validation.csv and validation.md into this directory.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
     #[arg(long, value_name = "FILE")]
@@ -88,10 +88,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
     if let Some(dir) = &args.out {
         super::common::check_out_dir(dir, "validate prints the summary; --out names a folder for validation.csv and validation.md")?;
     }
-    let harness = match &args.kind {
-        Some(k) => Some(Harness::parse(k).map_err(CliError::input)?),
-        None => None,
-    };
+    let harness = super::common::transcript_kind(args.kind.as_deref(), "validate")?;
     // A cache named on the command line is checked before any transcript is read.
     if let Some(c) = &args.cache {
         cache_list(c)?;

@@ -18,8 +18,8 @@ use crate::workload::{kv, starts, Arrivals, BuildOptions};
 #[command(after_help = "Examples:
   plancache workload tests/fixtures/traces/kv-cache-tester/traces --cache paged --kv-blocks 64k
   plancache workload traces/ --cache radix --kv-gib 16 --kv-model llama-3.1-8b --arrivals poisson:0.01
-  plancache workload traces/ --cache paged --sweep kv-blocks=1k..1M --out curve/
-  plancache workload traces/ --cache anthropic --sweep ttl=5m,1h --sweep keepalive=off,4m30s --out ttl/
+  plancache workload traces/ --cache paged -L kv-blocks=1k..1M --out curve/
+  plancache workload traces/ --cache anthropic -L ttl=5m,1h -L keepalive=off,4m30s --out ttl/
 
 Engines (paged, radix) are one pool shared by every session; provider caches are one per
 session (account). CSV files and charts go to --out; docs/workloads.md explains the columns.")]
@@ -51,16 +51,17 @@ pub struct WorkloadArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Serve every request on this model (default: the recorded one).
-    #[arg(long)]
+    #[arg(long, value_name = "ID")]
     pub model: Option<String>,
     /// Provider caches: the TTL written (`5m`, `1h`, or any duration).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub ttl: Option<Duration>,
     /// Keep-alive pings during idle gaps, every this long (`4m30s`; `off`: none).
-    #[arg(long, value_parser = parse_keepalive)]
+    #[arg(long, value_name = "INTERVAL", value_parser = parse_keepalive)]
     pub keepalive: Option<Option<Duration>>,
-    /// A sweep axis: `kv-blocks=1k..1M` (log steps), `ttl=5m,1h`, `keepalive=off,4m30s`.
-    #[arg(long)]
+    /// An axis: `kv-blocks=1k..1M` (log steps), `ttl=5m,1h`, `keepalive=off,4m30s` (repeatable;
+    /// the grid is the cross product, as for `plancache sweep -L`; `--sweep` is the old spelling).
+    #[arg(short = 'L', long = "parameter-list", alias = "sweep", value_name = "NAME=V1,V2")]
     pub sweep: Vec<String>,
     /// Print one row per session, not only the totals.
     #[arg(long)]
@@ -73,7 +74,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
     pub price: Option<crate::cache::ModelPrice>,
     /// Directory for the CSV files and charts.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 
@@ -402,7 +403,7 @@ fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliE
     }
     if rows.is_empty() {
         return Err(CliError::input(
-            "--sweep: nothing to sweep\n  hint: kv-blocks sweeps need an engine (--cache paged or radix); ttl and keepalive sweeps a provider cache (--cache anthropic, openai)",
+            "-L: nothing to sweep\n  hint: kv-blocks sweeps need an engine (--cache paged or radix); ttl and keepalive sweeps a provider cache (--cache anthropic, openai)",
         ));
     }
     print!("{text}");
