@@ -37,7 +37,7 @@ sessions.csv and cost-by-day.svg/.png. Exit 1 when some session could not be rep
 named with its file, line and reason; the others are counted), 2 when none could.
 docs/account.md explains every figure.")]
 pub struct AccountArgs {
-    /// [VIEW] then folders or files to scan (default: ~/.claude/projects and ~/.codex/sessions,
+    /// [VIEW] then folders or transcript files to scan (default: ~/.claude/projects and ~/.codex/sessions,
     /// those that exist). A leading daily|weekly|monthly|session|blocks picks the view unless a
     /// path of that name exists.
     #[arg(value_name = "[VIEW] DIR")]
@@ -84,14 +84,29 @@ pub struct AccountArgs {
     pub shared_prefix: Sharing,
     /// What-if strategies (comma-separated, or `all`); `none` skips the what-if.
     /// (`--strategies` is the old spelling.)
-    #[arg(long = "what-if-strategy", alias = "strategies", value_name = "STRATEGIES", default_value = "all")]
+    #[arg(
+        long = "what-if-strategy",
+        alias = "strategies",
+        value_name = "STRATEGIES",
+        default_value = "all"
+    )]
     pub strategies: String,
     /// What-if TTL classes, comma-separated: 5m, 1h. (`--ttl` is the old spelling.)
-    #[arg(long = "what-if-ttl", alias = "ttl", value_name = "TTLS", default_value = "5m,1h")]
+    #[arg(
+        long = "what-if-ttl",
+        alias = "ttl",
+        value_name = "TTLS",
+        default_value = "5m,1h"
+    )]
     pub ttl: String,
     /// What-if keep-alive settings, comma-separated: `off` or a ping interval.
     /// (`--keepalive` is the old spelling.)
-    #[arg(long = "what-if-keepalive", alias = "keepalive", value_name = "INTERVALS", default_value = "off,4m30s")]
+    #[arg(
+        long = "what-if-keepalive",
+        alias = "keepalive",
+        value_name = "INTERVALS",
+        default_value = "off,4m30s"
+    )]
     pub keepalive: String,
     /// Keep-alive pings stop after this much of an idle gap.
     #[arg(long, default_value = "1h")]

@@ -10,7 +10,9 @@ use crate::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions
 
 /// Turn a Claude Code transcript (or a Codex CLI rollout) into scenarios, one per request stream.
 #[derive(Debug, Args)]
-#[command(allow_missing_positional = true, after_help = "Examples:
+#[command(
+    allow_missing_positional = true,
+    after_help = "Examples:
   plancache import ~/.claude/projects/p/SESSION.jsonl --out imported/session.toml   (kind detected)
   plancache import claude-code ~/.claude/projects/p/SESSION.jsonl --out imported/session.toml
   plancache import codex rollout-2025-09-01.jsonl --out imported/rollout.toml
@@ -18,7 +20,8 @@ use crate::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions
   plancache import trace traces/ --out imported/   (block-hash traces: docs/workloads.md)
 
 The main stream goes to --out; each subagent stream to <out stem>.agent-N.toml beside it.
-Without --out the main scenario is printed. Unreadable records are counted and listed on stderr.")]
+Without --out the main scenario is printed. Unreadable records are counted and listed on stderr."
+)]
 pub struct ImportArgs {
     /// Which harness wrote the log: claude-code or codex (default: told from the file's
     /// records); `requests` for a raw API request log (VCR cassette, claude-trace JSONL, HAR,
@@ -28,7 +31,7 @@ pub struct ImportArgs {
     pub kind: Option<String>,
     /// The transcript (JSONL).
     pub transcript: PathBuf,
-    /// Where to write the main stream's scenario (`-`: standard output, as without it).
+    /// The file to write the main stream's scenario to (`-`: standard output, as without it).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Where events come from: `transcript` (the records' content and timestamps only) or

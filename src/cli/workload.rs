@@ -61,7 +61,12 @@ pub struct WorkloadArgs {
     pub keepalive: Option<Option<Duration>>,
     /// An axis: `kv-blocks=1k..1M` (log steps), `ttl=5m,1h`, `keepalive=off,4m30s` (repeatable;
     /// the grid is the cross product, as for `plancache sweep -L`; `--sweep` is the old spelling).
-    #[arg(short = 'L', long = "parameter-list", alias = "sweep", value_name = "NAME=V1,V2")]
+    #[arg(
+        short = 'L',
+        long = "parameter-list",
+        alias = "sweep",
+        value_name = "NAME=V1,V2"
+    )]
     pub sweep: Vec<String>,
     /// Print one row per session, not only the totals.
     #[arg(long)]
