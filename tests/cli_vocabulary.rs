@@ -713,13 +713,11 @@ fn every_command_that_reads_transcripts_detects_their_kind() {
                 "`{path}` --kind lacks {k}: {values:?}"
             );
         }
-        // A positional KIND (import) is optional too.
+        // A positional KIND (import) may be left out: the file alone is read, kind detected.
         for p in c.get_positionals() {
-            if value_name(p).as_deref() == Some("KIND") {
-                assert!(
-                    !p.is_required_set(),
-                    "`{path}` requires KIND; detect it instead"
-                );
+            let vn = value_name(p).unwrap_or_default();
+            if vn.starts_with("KIND") && p.is_required_set() {
+                assert_eq!(vn, "KIND|FILE", "`{path}` requires KIND; detect it instead");
             }
         }
     }
@@ -819,6 +817,10 @@ fn import_tells_a_codex_rollout_from_its_records() {
     assert_eq!(detected.stdout, named.stdout);
     assert_eq!(flagged.stdout, named.stdout);
     assert!(String::from_utf8_lossy(&detected.stderr).contains("1 streams, 2 requests"));
+    // A KIND without its file is named as such (not read as a file called `codex`).
+    let bare = plancache(&["import", "codex"]);
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bare.stderr).contains("import codex: no file given"));
     // Named wrong: the error says what the records are and the command that reads them.
     let wrong = plancache(&["import", "claude-code", CODEX]);
     assert_eq!(wrong.status.code(), Some(2));

@@ -10,9 +10,7 @@ use crate::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions
 
 /// Turn a Claude Code transcript (or a Codex CLI rollout) into scenarios, one per request stream.
 #[derive(Debug, Args)]
-#[command(
-    allow_missing_positional = true,
-    after_help = "Examples:
+#[command(after_help = "Examples:
   plancache import ~/.claude/projects/p/SESSION.jsonl --out imported/session.toml   (kind detected)
   plancache import claude-code ~/.claude/projects/p/SESSION.jsonl --out imported/session.toml
   plancache import codex rollout-2025-09-01.jsonl --out imported/rollout.toml
@@ -20,16 +18,22 @@ use crate::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions
   plancache import trace traces/ --out imported/   (block-hash traces: docs/workloads.md)
 
 The main stream goes to --out; each subagent stream to <out stem>.agent-N.toml beside it.
-Without --out the main scenario is printed. Unreadable records are counted and listed on stderr."
-)]
+Without --out the main scenario is printed. Unreadable records are counted and listed on stderr.")]
 pub struct ImportArgs {
-    /// Which harness wrote the log: claude-code or codex (default: told from the file's
-    /// records); `requests` for a raw API request log (VCR cassette, claude-trace JSONL, HAR,
-    /// OpenTelemetry JSON); or `trace` for a block-hash trace file or directory
-    /// (kv-cache-tester JSON, Mooncake JSONL).
-    #[arg(value_name = "KIND")]
+    /// Which harness wrote the log: claude-code or codex; `requests` for a raw API request log
+    /// (VCR cassette, claude-trace JSONL, HAR, OpenTelemetry JSON); or `trace` for a block-hash
+    /// trace file or directory (kv-cache-tester JSON, Mooncake JSONL). Or the transcript itself,
+    /// its kind then told from its records (default: detected).
+    #[arg(value_name = "KIND|FILE")]
+    pub kind_or_file: String,
+    /// The transcript (JSONL), log or trace, after KIND.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The KIND named on the command line (`None`: detected); set by [`ImportArgs::settle`].
+    #[arg(skip)]
     pub kind: Option<String>,
-    /// The transcript (JSONL).
+    /// The file to read; set by [`ImportArgs::settle`].
+    #[arg(skip)]
     pub transcript: PathBuf,
     /// The file to write the main stream's scenario to (`-`: standard output, as without it).
     #[arg(long, value_name = "FILE")]
@@ -101,6 +105,33 @@ fn check_siblings(
     Ok(())
 }
 
+/// The KIND words the first positional may be.
+const KIND_WORDS: &[&str] = &["claude-code", "codex", "requests", "trace"];
+
+impl ImportArgs {
+    /// Reads `KIND FILE` or `FILE` into [`ImportArgs::kind`] and [`ImportArgs::transcript`].
+    pub fn settle(&mut self) -> Result<(), CliError> {
+        match self.file.take() {
+            Some(file) => {
+                self.kind = Some(self.kind_or_file.clone());
+                self.transcript = file;
+            }
+            None => {
+                let first = PathBuf::from(&self.kind_or_file);
+                if KIND_WORDS.contains(&self.kind_or_file.as_str()) && !first.exists() {
+                    return Err(CliError::input(format!(
+                        "import {0}: no file given\n  hint: plancache import {0} FILE (or plancache import FILE: the kind is told from its records)",
+                        self.kind_or_file
+                    )));
+                }
+                self.kind = None;
+                self.transcript = first;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What `import` reads, from the positional KIND and `--kind`.
 enum What {
     /// A raw API request log, of this kind (`None`: detected).
@@ -162,6 +193,7 @@ fn kind_hint(args: &ImportArgs, harness: Harness) -> String {
 }
 
 pub fn import(mut args: ImportArgs) -> Result<(), CliError> {
+    args.settle()?;
     // `--out -` is standard output, as for every other file output (not a file named `-`).
     if args.out.as_deref() == Some(Path::new("-")) {
         args.out = None;
