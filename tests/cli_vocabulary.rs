@@ -664,9 +664,10 @@ fn every_command_that_takes_a_pricing_file_takes_a_price() {
         missing.is_empty(),
         "--pricing without --price (the unknown-model hint names both): {missing:?}"
     );
-    // The commands that price scenarios at all: every one of them.
+    // The commands that price scenarios at all: every one of them (`check` too: its
+    // unknown-model hint names both).
     for cmd in [
-        "run", "report", "compare", "sweep", "account", "validate", "workload",
+        "run", "check", "report", "compare", "sweep", "account", "validate", "workload",
     ] {
         assert!(has(cmd, "price"), "`{cmd}` has no --price");
     }
@@ -891,5 +892,39 @@ fn sweep_prices_an_unknown_model_with_price() {
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn check_prices_an_unknown_model_with_price() {
+    // `check` refused an unknown model with a hint naming --price, which it did not take.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/auth-plan.toml"),
+    )
+    .unwrap();
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("model = ") {
+                "model = \"acme-1\"".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let path = dir.path().join("acme.toml");
+    std::fs::write(&path, text + "\n").unwrap();
+    let p = path.to_str().unwrap();
+    let refused = plancache(&["check", p]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--price input=USD,output=USD"));
+    let priced = plancache(&["check", p, "--price", "input=2,output=8", "--quiet"]);
+    assert_eq!(
+        priced.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&priced.stderr)
     );
 }
