@@ -127,9 +127,9 @@ const DIFFERENCES: &[(&str, &str, &str, &str)] = &[
     ("report", "out", "default", "the report directory"),
 ];
 
-/// Subcommands that read session transcripts or request logs: each takes `--kind`, absent by
-/// default (the kind is detected).
-const KIND_READERS: &[&str] = &["validate", "account", "import", "explain"];
+/// Subcommands that read session transcripts, request logs or traces: each takes `--kind`,
+/// absent by default (the kind is detected).
+const KIND_READERS: &[&str] = &["validate", "account", "import", "explain", "workload"];
 
 /// One flag of one subcommand.
 struct Flag {
@@ -463,11 +463,12 @@ fn every_command_that_takes_a_pricing_file_takes_a_price() {
     }
 }
 
-/// Whether a subcommand reads transcripts or request logs: a positional named or described so.
+/// Whether a subcommand reads transcripts, request logs or traces: a positional named or
+/// described so.
 fn reads_transcripts(c: &clap::Command) -> bool {
     c.get_positionals().any(|p| {
         let text = format!("{} {}", value_name(p).unwrap_or_default(), help(p)).to_lowercase();
-        text.contains("transcript") || text.contains("log")
+        text.contains("transcript") || text.contains("log") || text.contains("trace")
     })
 }
 
@@ -637,6 +638,14 @@ fn a_kind_a_command_does_not_read_is_refused_with_the_command_that_does() {
     assert_eq!(e.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&e.stderr)
         .contains("--kind codex: explain reads raw API request logs"));
+    let w = plancache(&[
+        "workload",
+        "tests/fixtures/traces/kv-cache-tester/traces/trace_0001.json",
+        "--kind",
+        "har",
+    ]);
+    assert_eq!(w.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&w.stderr).contains("--kind har: unknown trace kind"));
 }
 
 #[test]

@@ -27,6 +27,9 @@ pub struct WorkloadArgs {
     /// Trace files or directories (kv-cache-tester JSON, Mooncake JSONL).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// The traces' kind: kv-cache-tester or mooncake (default: detected per file).
+    #[arg(long, value_name = "KIND", value_parser = super::common::kind_parser())]
+    pub kind: Option<String>,
     /// Cache models, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "paged")]
     pub cache: Vec<String>,
@@ -105,11 +108,24 @@ fn input<E: std::fmt::Display>(e: E) -> CliError {
     CliError::input(e.to_string())
 }
 
-/// Reads every trace of `paths`, in order.
-fn read_all(paths: &[PathBuf]) -> Result<Vec<Trace>, CliError> {
+/// `--kind` of a command that reads block-hash traces: `None` (detected per file) or the kind.
+fn trace_kind(kind: Option<&str>) -> Result<Option<TraceKind>, CliError> {
+    kind.map(|k| match k {
+        "kv-cache-tester" | "kvct" => Ok(TraceKind::KvCacheTester),
+        "mooncake" => Ok(TraceKind::Mooncake),
+        other => Err(CliError::input(format!(
+            "--kind {other}: unknown trace kind\n  hint: use kv-cache-tester or mooncake (default: detected)"
+        ))),
+    })
+    .transpose()
+}
+
+/// Reads every trace of `paths`, in order, each file as `kind` (`None`: detected).
+fn read_all(paths: &[PathBuf], kind: Option<&str>) -> Result<Vec<Trace>, CliError> {
+    let kind = trace_kind(kind)?;
     let mut all = Vec::new();
     for p in paths {
-        all.extend(trace::read_path(p).map_err(input)?);
+        all.extend(trace::read_path_as(p, kind).map_err(input)?);
     }
     if all.is_empty() {
         return Err(CliError::input(format!(
@@ -165,7 +181,7 @@ struct Row {
 }
 
 pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
-    let traces = read_all(&args.paths)?;
+    let traces = read_all(&args.paths, args.kind.as_deref())?;
     let arrivals = args.concurrency.map_or(Ok(args.arrivals), |n| {
         if n == 0 {
             Err(CliError::input("--concurrency 0: must be at least 1"))
@@ -598,15 +614,7 @@ fn sweep_csv(rows: &[SweepRow]) -> Result<String, CliError> {
 
 /// `plancache import trace FILE|DIR`: one scenario per stream of each trace.
 pub fn import_trace(path: &Path, kind: Option<&str>, out: Option<&Path>) -> Result<(), CliError> {
-    let want = kind
-        .map(|k| match k {
-            "kv-cache-tester" | "kvct" => Ok(TraceKind::KvCacheTester),
-            "mooncake" => Ok(TraceKind::Mooncake),
-            other => Err(CliError::input(format!(
-                "--kind {other}: unknown trace kind\n  hint: use kv-cache-tester or mooncake (default: detected)"
-            ))),
-        })
-        .transpose()?;
+    let want = trace_kind(kind)?;
     let traces = trace::read_path_as(path, want).map_err(input)?;
     let dir = path.is_dir();
     if dir && out.is_none() {
