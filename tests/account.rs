@@ -543,7 +543,7 @@ fn the_command_writes_the_report_and_names_a_missing_folder() {
         .output()
         .expect("runs");
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--ttl 5m,1h"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--what-if-ttl 5m,1h"));
 }
 
 #[test]

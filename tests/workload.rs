@@ -329,7 +329,13 @@ fn bad_trace_input_exits_2_naming_file_request_and_hint() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("kv-cache-tester or mooncake"));
+    // `--kind` takes one value list in every command (tests/cli_vocabulary.rs): clap refuses
+    // `csv` and lists the kinds, the two trace kinds among them.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("kv-cache-tester") && err.contains("mooncake"),
+        "{err}"
+    );
     // Nothing was written next to the bad input.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

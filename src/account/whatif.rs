@@ -62,7 +62,7 @@ pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
         "5m" => Ok(Ttl::FiveMinutes),
         "1h" => Ok(Ttl::OneHour),
         other => Err(format!(
-            "unknown TTL `{other}`; Anthropic offers 5m and 1h, e.g. --ttl 5m,1h"
+            "unknown TTL `{other}`; Anthropic offers 5m and 1h, e.g. --what-if-ttl 5m,1h"
         )),
     }
 }
@@ -70,6 +70,6 @@ pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
 /// `off` or a ping interval such as `4m30s`.
 pub fn parse_keepalive(s: &str, limit: Duration) -> Result<Option<Keepalive>, String> {
     let every = crate::scenario::parse_keepalive(s.trim())
-        .map_err(|e| format!("--keepalive: {e}; e.g. --keepalive off,4m30s"))?;
+        .map_err(|e| format!("--what-if-keepalive: {e}; e.g. --what-if-keepalive off,4m30s"))?;
     Ok(every.map(|every| Keepalive { every, limit }))
 }

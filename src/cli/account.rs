@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, price_table};
+use super::common::{cache_config, cache_list, prices};
 use super::CliError;
 use crate::account::select::Selection;
 use crate::account::views::View;
@@ -24,7 +24,7 @@ use crate::import::discover;
 #[command(after_help = "Examples:
   plancache account                                   # ~/.claude/projects and ~/.codex/sessions
   plancache account ~/.claude/projects --out account
-  plancache account DIR --strategies permission-mode,toolset-swap --ttl 5m,1h --keepalive off,4m30s
+  plancache account DIR --what-if-strategy permission-mode,toolset-swap --what-if-ttl 5m,1h --what-if-keepalive off,4m30s
   plancache account DIR --shared-prefix none          # every session cold: sums of lone replays
   plancache account weekly DIR --timezone Asia/Tokyo --since 2025-10-01 --until 20251031
   plancache account blocks DIR --billed-only --json   # 5-hour billing blocks, usage records only
@@ -37,7 +37,7 @@ sessions.csv and cost-by-day.svg/.png. Exit 1 when some session could not be rep
 named with its file, line and reason; the others are counted), 2 when none could.
 docs/account.md explains every figure.")]
 pub struct AccountArgs {
-    /// [VIEW] then folders or files to scan (default: ~/.claude/projects and ~/.codex/sessions,
+    /// [VIEW] then folders or transcript files to scan (default: ~/.claude/projects and ~/.codex/sessions,
     /// those that exist). A leading daily|weekly|monthly|session|blocks picks the view unless a
     /// path of that name exists.
     #[arg(value_name = "[VIEW] DIR")]
@@ -67,25 +67,46 @@ pub struct AccountArgs {
     #[arg(long)]
     pub billed_only: bool,
     /// Write the report files into this directory.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// The strategy the harness ran.
-    #[arg(long, default_value = "permission-mode")]
+    /// Which harness wrote the transcripts: claude-code or codex (default: told from each
+    /// file's records).
+    #[arg(long, value_name = "KIND", value_parser = super::common::kind_parser())]
+    pub kind: Option<String>,
+    /// The strategy the harness ran (one; default: permission-mode).
+    #[arg(long, value_name = "STRATEGY", default_value = "permission-mode")]
     pub strategy: String,
     /// Cache model for Claude Code sessions (Codex sessions use `openai`).
-    #[arg(long, default_value = crate::cache::DEFAULT_CACHE)]
+    #[arg(long, value_name = "CACHE", default_value = crate::cache::DEFAULT_CACHE)]
     pub cache: String,
     /// How sessions share the account's leading tools/system block.
     #[arg(long, value_enum, default_value = "timeline")]
     pub shared_prefix: Sharing,
     /// What-if strategies (comma-separated, or `all`); `none` skips the what-if.
-    #[arg(long, default_value = "all")]
+    /// (`--strategies` is the old spelling.)
+    #[arg(
+        long = "what-if-strategy",
+        alias = "strategies",
+        value_name = "STRATEGIES",
+        default_value = "all"
+    )]
     pub strategies: String,
-    /// What-if TTLs.
-    #[arg(long, default_value = "5m,1h")]
+    /// What-if TTL classes, comma-separated: 5m, 1h. (`--ttl` is the old spelling.)
+    #[arg(
+        long = "what-if-ttl",
+        alias = "ttl",
+        value_name = "TTLS",
+        default_value = "5m,1h"
+    )]
     pub ttl: String,
-    /// What-if keep-alive settings: `off` or a ping interval.
-    #[arg(long, default_value = "off,4m30s")]
+    /// What-if keep-alive settings, comma-separated: `off` or a ping interval.
+    /// (`--keepalive` is the old spelling.)
+    #[arg(
+        long = "what-if-keepalive",
+        alias = "keepalive",
+        value_name = "INTERVALS",
+        default_value = "off,4m30s"
+    )]
     pub keepalive: String,
     /// Keep-alive pings stop after this much of an idle gap.
     #[arg(long, default_value = "1h")]
@@ -93,11 +114,15 @@ pub struct AccountArgs {
     /// How many of the costliest breaks to list.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Cache-model parameters (TOML; see docs/cache-models.md). TTLs come from the transcripts.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
 }
 
@@ -229,7 +254,12 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         &args.start_of_week,
     )
     .map_err(|e| CliError::input(e.to_string()))?;
-    let sessions = sessions_of(&dirs)?;
+    let mut sessions = sessions_of(&dirs)?;
+    if let Some(h) = super::common::transcript_kind(args.kind.as_deref(), "account")? {
+        for s in &mut sessions {
+            s.kind = h;
+        }
+    }
     if sessions.is_empty() {
         return Err(CliError::input(format!(
             "no session transcript (*.jsonl) under {}\n  hint: Claude Code keeps them in ~/.claude/projects, Codex in ~/.codex/sessions",
@@ -240,7 +270,7 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         )));
     }
     let env = ReplayEnv {
-        prices: price_table(args.pricing.as_deref())?,
+        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };

@@ -27,13 +27,24 @@ pub struct CheckArgs {
     /// Print only failures.
     #[arg(long, short)]
     pub quiet: bool,
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
+    pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
 }
 
 pub fn check(args: CheckArgs) -> Result<(), CliError> {
     let paths = scenario_paths(&args.scenarios)?;
     let sessions = load_sessions(&paths)?;
     let strategies = strategy::all();
-    let mut env = ReplayEnv::default();
+    // The unknown-model hint names --pricing and --price: check takes both, as run does.
+    let mut env = ReplayEnv {
+        prices: super::common::prices(args.pricing.as_deref(), args.price.as_ref())?,
+        ..ReplayEnv::default()
+    };
     check_models(&sessions, &mut env.prices)?;
     let mut failures = Vec::new();
     for session in &sessions {

@@ -104,11 +104,6 @@ pub fn load_sessions_with(
     Ok(sessions)
 }
 
-/// The bundled price table, plus a user file when given.
-pub fn price_table(file: Option<&Path>) -> Result<PriceTable, CliError> {
-    prices(file, None)
-}
-
 /// `--strict-pricing` (a global flag): set once by dispatch, read by every price table.
 static STRICT_PRICING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -368,13 +363,15 @@ pub fn cache_config(file: Option<&Path>) -> Result<CacheConfig, CliError> {
     }
 }
 
-/// The prices and cache-model parameters of a replay: the bundled tables plus the user's files.
+/// The prices and cache-model parameters of a replay: the bundled tables plus the user's files
+/// and `--price`.
 pub fn replay_env(
     pricing: Option<&Path>,
+    price: Option<&ModelPrice>,
     cache_config_file: Option<&Path>,
 ) -> Result<crate::engine::ReplayEnv, CliError> {
     Ok(crate::engine::ReplayEnv {
-        prices: price_table(pricing)?,
+        prices: prices(pricing, price)?,
         caches: cache_config(cache_config_file)?,
         ..crate::engine::ReplayEnv::default()
     })
@@ -486,4 +483,66 @@ pub fn refuse_over_context(text: &str, label: &str) -> Result<(), CliError> {
         ))),
         None => Ok(()),
     }
+}
+
+/// Every file kind `--kind` names, whichever command reads the file: session transcripts
+/// (`claude-code`, `codex`), raw API request logs (`vcr`, `claude-trace`, `har`, `otel`) and
+/// block-hash traces (`kv-cache-tester`, `mooncake`). One list, so `--kind` takes the same
+/// values everywhere; a command refuses, with a hint, a kind it does not read.
+pub const INPUT_KINDS: &[&str] = &[
+    "claude-code",
+    "codex",
+    "vcr",
+    "claude-trace",
+    "har",
+    "otel",
+    "kv-cache-tester",
+    "mooncake",
+];
+
+/// The value parser of every `--kind` flag: one of [`INPUT_KINDS`] (`kvct` is accepted for
+/// `kv-cache-tester`, as `import trace` always did).
+pub fn kind_parser() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(INPUT_KINDS.iter().map(|k| {
+        let v = clap::builder::PossibleValue::new(*k);
+        if *k == "kv-cache-tester" {
+            v.alias("kvct")
+        } else {
+            v
+        }
+    }))
+}
+
+/// `--kind` of a command that reads session transcripts: `None` (told from each file's records)
+/// or the harness it names; a request-log or trace kind is refused with the command that reads it.
+pub fn transcript_kind(
+    kind: Option<&str>,
+    command: &str,
+) -> Result<Option<crate::import::Harness>, CliError> {
+    let Some(k) = kind else { return Ok(None) };
+    crate::import::Harness::parse(k).map(Some).map_err(|_| {
+        let reader = if ["kv-cache-tester", "kvct", "mooncake"].contains(&k) {
+            "`plancache workload` and `plancache import trace` read block-hash traces"
+        } else {
+            "`plancache explain` and `plancache import requests` read raw request logs"
+        };
+        CliError::input(format!(
+            "--kind {k}: {command} reads session transcripts (claude-code or codex; default: told from each file's records)\n  hint: {reader}"
+        ))
+    })
+}
+
+/// `--kind` of a command that reads raw API request logs: `None` (detected) or the log's kind.
+pub fn log_kind(
+    kind: Option<&str>,
+    command: &str,
+) -> Result<Option<crate::requests::LogKind>, CliError> {
+    let Some(k) = kind else { return Ok(None) };
+    <crate::requests::LogKind as clap::ValueEnum>::from_str(k, false)
+        .map(Some)
+        .map_err(|_| {
+            CliError::input(format!(
+                "--kind {k}: {command} reads raw API request logs (vcr, claude-trace, har or otel; default: detected from the name and the first bytes)\n  hint: `plancache validate` and `plancache import` read transcripts, `plancache workload` block-hash traces"
+            ))
+        })
 }

@@ -7,7 +7,6 @@ use clap::Args;
 use super::common::{cache_config, cache_list, load_and_replay_with, prices, strategies, Sink};
 use super::params::ParamArgs;
 use super::{output, CliError};
-use crate::cache::ModelPrice;
 use crate::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
 
 /// A hit-rate limit, checked and kept as written.
@@ -82,22 +81,23 @@ pub struct CompareArgs {
     #[arg(long)]
     pub cache: Option<String>,
     /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = ModelPrice::from_spec)]
-    pub price: Option<ModelPrice>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Cache model parameters (see `plancache run --help`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
     /// Also write the Markdown summary to this file.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Print one line per violation and the verdict instead of the Markdown summary.
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, short = 'q', conflicts_with = "json")]
     pub quiet: bool,
     /// Print the outcome as JSON instead of the Markdown summary.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     pub json: bool,
     /// Baseline points the current run does not have are listed, not violations (gate a
     /// subset of the baseline's scenarios).

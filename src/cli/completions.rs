@@ -35,7 +35,7 @@ pub fn completions(args: CompletionsArgs) -> Result<(), CliError> {
   plancache man --out ~/.local/share/man/man1    # plancache.1, plancache-run.1, ...")]
 pub struct ManArgs {
     /// Write plancache.1 and one page per subcommand into this directory.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 

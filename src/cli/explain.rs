@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::common::price_table;
+use super::common::prices;
 use super::CliError;
 use crate::requests::{self, ExplainRow, LogKind};
 
@@ -22,18 +22,23 @@ the cause. See docs/raw-requests.md.")]
 pub struct ExplainArgs {
     /// The log file.
     pub log: PathBuf,
-    /// The log's kind (default: detected from the name and the first bytes).
-    #[arg(long, value_enum)]
-    pub kind: Option<LogKind>,
+    /// The log's kind: vcr, claude-trace, har or otel (default: detected from the name and the
+    /// first bytes).
+    #[arg(long, value_name = "KIND", value_parser = super::common::kind_parser())]
+    pub kind: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ExplainFormat,
     /// Shorthand for `--format json`.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     pub json: bool,
-    /// A pricing file that adds or replaces models of the bundled table (cache minimums).
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
 }
 
 /// How `explain` prints.
@@ -45,8 +50,9 @@ pub enum ExplainFormat {
 }
 
 pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
-    let prices = price_table(args.pricing.as_deref())?;
-    let (log, rows) = requests::explain_file(&args.log, args.kind, &prices)
+    let prices = prices(args.pricing.as_deref(), args.price.as_ref())?;
+    let kind = super::common::log_kind(args.kind.as_deref(), "explain")?;
+    let (log, rows) = requests::explain_file(&args.log, kind, &prices)
         .map_err(|e| CliError::input(e.to_string()))?;
     let format = if args.json {
         ExplainFormat::Json
@@ -215,8 +221,9 @@ pub fn import_requests(
 pub struct ExportRequestsArgs {
     /// The scenario file.
     pub scenario: PathBuf,
-    /// The strategy that renders the requests.
-    #[arg(long)]
+    /// The strategy that renders the requests (one; default: permission-mode, as Claude Code's
+    /// plan mode).
+    #[arg(long, value_name = "STRATEGY", default_value = "permission-mode")]
     pub strategy: String,
     /// Log format.
     #[arg(long, value_enum, default_value = "claude-trace")]
@@ -228,9 +235,13 @@ pub struct ExportRequestsArgs {
     /// Output file (default, or `-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
 }
 
 pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
@@ -255,7 +266,7 @@ pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
         ));
     };
     let mut env = crate::engine::ReplayEnv {
-        prices: price_table(a.pricing.as_deref())?,
+        prices: prices(a.pricing.as_deref(), a.price.as_ref())?,
         ..crate::engine::ReplayEnv::default()
     };
     let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::common::{check_models, load_sessions, price_table, strategies, Sink};
+use super::common::{check_models, load_sessions, prices, strategies, Sink};
 use super::CliError;
 use crate::engine::ReplayEnv;
 use crate::{cache, mooncake};
@@ -35,8 +35,9 @@ pub enum ExportFormat {
 pub struct MooncakeArgs {
     /// The scenario file.
     pub scenario: PathBuf,
-    /// The strategy that renders the requests.
-    #[arg(long)]
+    /// The strategy that renders the requests (one; default: permission-mode, as Claude Code's
+    /// plan mode).
+    #[arg(long, value_name = "STRATEGY", default_value = "permission-mode")]
     pub strategy: String,
     /// Tokens per hashed block.
     #[arg(long, default_value_t = 512)]
@@ -44,9 +45,13 @@ pub struct MooncakeArgs {
     /// Output file (default, or `-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
 }
 
 pub fn export(args: ExportArgs) -> Result<(), CliError> {
@@ -88,7 +93,7 @@ fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
         ));
     };
     let mut env = ReplayEnv {
-        prices: price_table(a.pricing.as_deref())?,
+        prices: prices(a.pricing.as_deref(), a.price.as_ref())?,
         ..ReplayEnv::default()
     };
     let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;

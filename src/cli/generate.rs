@@ -57,7 +57,7 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 1)]
     pub count: u32,
     /// Output file (one scenario) or directory (with --count); default: standard output.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// Print the effective parameters as TOML and exit.
     #[arg(long)]

@@ -22,7 +22,7 @@ pub struct MergeArgs {
     #[arg(required = true)]
     pub shards: Vec<PathBuf>,
     /// Output directory (writes DIR/sweep.csv).
-    #[arg(long, default_value = "sweep-out")]
+    #[arg(long, value_name = "DIR", default_value = "sweep-out")]
     pub out: PathBuf,
     /// The sweep file the shards came from: check completeness and draw the heatmap.
     #[arg(long)]

@@ -29,13 +29,17 @@ pub struct ReportArgs {
     #[arg(long, default_value = crate::cache::DEFAULT_CACHE)]
     pub cache: String,
     /// Output directory.
-    #[arg(long, default_value = "report")]
+    #[arg(long, value_name = "DIR", default_value = "report")]
     pub out: PathBuf,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Cache model parameters (see `plancache run --help`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
     /// Parameters on the scenario files (--model, --ttl, --keepalive, --set).
     #[command(flatten)]
@@ -46,7 +50,11 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     let strategies = super::common::strategies(&args.strategy)?;
     let caches = cache_list(&args.cache)?;
     super::common::check_out_dir(&args.out, "report writes a directory (charts, report.html)")?;
-    let mut env = replay_env(args.pricing.as_deref(), args.cache_config.as_deref())?;
+    let mut env = replay_env(
+        args.pricing.as_deref(),
+        args.price.as_ref(),
+        args.cache_config.as_deref(),
+    )?;
     args.params.apply_env(&mut env);
     let overrides = args.params.overrides();
     let (_, run) = load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;

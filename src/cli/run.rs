@@ -10,7 +10,6 @@ use super::common::{
 };
 use super::params::ParamArgs;
 use super::{output, CliError};
-use crate::cache::ModelPrice;
 use crate::export::{self, Exporter, Format};
 
 /// Replay scenarios under each strategy and cache model and print a comparison table.
@@ -44,7 +43,7 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// Print run.json on standard output instead of the table.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     pub json: bool,
     /// Write run.json (summaries, requests, traces) to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE")]
@@ -60,8 +59,8 @@ pub struct RunArgs {
     pub pricing: Option<PathBuf>,
     /// Prices for models the table does not know: input=USD,output=USD per million tokens
     /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = ModelPrice::from_spec)]
-    pub price: Option<ModelPrice>,
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// A TOML file of cache-model parameters (one table per model, e.g. [anthropic]
     /// message_ttl = "5m"); see docs/cache-models.md.
     #[arg(long, value_name = "FILE")]

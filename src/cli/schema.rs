@@ -22,7 +22,7 @@ scenario, or in .taplo.toml:
   include = [\"scenarios/**/*.toml\"]")]
 pub struct SchemaArgs {
     /// Write the schema to this file instead of standard output.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// The schema of `plancache generate --params` files instead of scenarios.
     #[arg(long)]

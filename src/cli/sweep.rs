@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::common::{cache_config, price_table};
+use super::common::{cache_config, prices};
 use super::CliError;
 use crate::chart::{self, heatmap};
 use crate::engine::ReplayEnv;
@@ -37,7 +37,7 @@ pub struct SweepArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Output directory (default for a sweep file: sweep-out; scenario files: print only).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// An axis over scenario files: NAME=V1,V2,... (repeatable; the grid is the cross product).
     #[arg(short = 'L', long = "parameter-list", value_name = "NAME=V1,V2", value_parser = crate::sweep::files::parse_list)]
@@ -54,11 +54,15 @@ pub struct SweepArgs {
     /// Run only slice I of N of the grid.
     #[arg(long, value_parser = Shard::parse)]
     pub shard: Option<Shard>,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Cache model parameters (see `plancache run --help`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
     /// Most points the grid may have.
     #[arg(long, value_name = "N", default_value_t = sweep::DEFAULT_MAX_POINTS)]
@@ -98,6 +102,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
             strategy: args.strategy.as_deref(),
             cache: args.cache.as_deref(),
             pricing: args.pricing.as_deref(),
+            price: args.price.as_ref(),
             cache_config: args.cache_config.as_deref(),
             out: args.out.as_deref(),
             max_points: args.max_points,
@@ -122,7 +127,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
     let mut spec = Sweep::load_capped(&args.files[0], args.max_points).map_err(CliError::input)?;
     spec.allow_over_context = args.allow_over_context;
     let env = ReplayEnv {
-        prices: price_table(args.pricing.as_deref())?,
+        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::common::{cache_config, check_models, price_table, scenario_paths};
+use super::common::{cache_config, check_models, prices, scenario_paths};
 use super::params::ParamArgs;
 use super::{output, CliError};
 use crate::engine::ReplayEnv;
@@ -26,6 +26,8 @@ pub struct FileSweep<'a> {
     pub cache: Option<&'a str>,
     /// `--pricing FILE`.
     pub pricing: Option<&'a std::path::Path>,
+    /// `--price SPEC`: prices for models the table does not know.
+    pub price: Option<&'a crate::cache::ModelPrice>,
     /// `--cache-config FILE`.
     pub cache_config: Option<&'a std::path::Path>,
     /// `--out DIR`: also write DIR/sweep.csv.
@@ -86,7 +88,7 @@ pub fn run(a: FileSweep<'_>) -> Result<(), CliError> {
         None => toml::Table::new(),
     };
     let mut env = ReplayEnv {
-        prices: price_table(a.pricing)?,
+        prices: prices(a.pricing, a.price)?,
         caches: cache_config(a.cache_config)?,
         ..ReplayEnv::default()
     };

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, price_table};
+use super::common::{cache_config, cache_list, prices};
 use super::CliError;
 use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
@@ -36,7 +36,7 @@ pub struct ValidateArgs {
     #[arg(required = true)]
     pub transcripts: Vec<PathBuf>,
     /// Which harness wrote them: claude-code or codex (default: told from each file's records).
-    #[arg(long)]
+    #[arg(long, value_name = "KIND", value_parser = super::common::kind_parser())]
     pub kind: Option<String>,
     /// Where replayed events come from: `transcript` (the records' content and timestamps only)
     /// or `billed` (also breaks placed from the billed cache reads, each marked in the scenario).
@@ -69,14 +69,18 @@ pub struct ValidateArgs {
     #[arg(long, value_enum, default_value = "account")]
     pub sessions: SessionCache,
     /// Write validation.csv and validation.md into this directory.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table.
-    #[arg(long)]
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Cache-model parameters (TOML; see docs/cache-models.md). The TTLs are taken from the
     /// transcript whatever the file says.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
 }
 
@@ -84,10 +88,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
     if let Some(dir) = &args.out {
         super::common::check_out_dir(dir, "validate prints the summary; --out names a folder for validation.csv and validation.md")?;
     }
-    let harness = match &args.kind {
-        Some(k) => Some(Harness::parse(k).map_err(CliError::input)?),
-        None => None,
-    };
+    let harness = super::common::transcript_kind(args.kind.as_deref(), "validate")?;
     // A cache named on the command line is checked before any transcript is read.
     if let Some(c) = &args.cache {
         cache_list(c)?;
@@ -99,7 +100,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         )));
     }
     let env = ReplayEnv {
-        prices: price_table(args.pricing.as_deref())?,
+        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: cache_config(args.cache_config.as_deref())?,
         ..ReplayEnv::default()
     };

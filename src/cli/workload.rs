@@ -18,8 +18,8 @@ use crate::workload::{kv, starts, Arrivals, BuildOptions};
 #[command(after_help = "Examples:
   plancache workload tests/fixtures/traces/kv-cache-tester/traces --cache paged --kv-blocks 64k
   plancache workload traces/ --cache radix --kv-gib 16 --kv-model llama-3.1-8b --arrivals poisson:0.01
-  plancache workload traces/ --cache paged --sweep kv-blocks=1k..1M --out curve/
-  plancache workload traces/ --cache anthropic --sweep ttl=5m,1h --sweep keepalive=off,4m30s --out ttl/
+  plancache workload traces/ --cache paged -L kv-blocks=1k..1M --out curve/
+  plancache workload traces/ --cache anthropic -L ttl=5m,1h -L keepalive=off,4m30s --out ttl/
 
 Engines (paged, radix) are one pool shared by every session; provider caches are one per
 session (account). CSV files and charts go to --out; docs/workloads.md explains the columns.")]
@@ -27,6 +27,9 @@ pub struct WorkloadArgs {
     /// Trace files or directories (kv-cache-tester JSON, Mooncake JSONL).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// The traces' kind: kv-cache-tester or mooncake (default: detected per file).
+    #[arg(long, value_name = "KIND", value_parser = super::common::kind_parser())]
+    pub kind: Option<String>,
     /// Cache models, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "paged")]
     pub cache: Vec<String>,
@@ -51,25 +54,35 @@ pub struct WorkloadArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Serve every request on this model (default: the recorded one).
-    #[arg(long)]
+    #[arg(long, value_name = "ID")]
     pub model: Option<String>,
     /// Provider caches: the TTL written (`5m`, `1h`, or any duration).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub ttl: Option<Duration>,
     /// Keep-alive pings during idle gaps, every this long (`4m30s`; `off`: none).
-    #[arg(long, value_parser = parse_keepalive)]
+    #[arg(long, value_name = "INTERVAL", value_parser = parse_keepalive)]
     pub keepalive: Option<Option<Duration>>,
-    /// A sweep axis: `kv-blocks=1k..1M` (log steps), `ttl=5m,1h`, `keepalive=off,4m30s`.
-    #[arg(long)]
+    /// An axis: `kv-blocks=1k..1M` (log steps), `ttl=5m,1h`, `keepalive=off,4m30s` (repeatable;
+    /// the grid is the cross product, as for `plancache sweep -L`; `--sweep` is the old spelling).
+    #[arg(
+        short = 'L',
+        long = "parameter-list",
+        alias = "sweep",
+        value_name = "NAME=V1,V2"
+    )]
     pub sweep: Vec<String>,
     /// Print one row per session, not only the totals.
     #[arg(long)]
     pub per_session: bool,
-    /// A price table merged over the bundled one (docs/pricing.md).
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
     #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
+    pub price: Option<crate::cache::ModelPrice>,
     /// Directory for the CSV files and charts.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 
@@ -95,11 +108,24 @@ fn input<E: std::fmt::Display>(e: E) -> CliError {
     CliError::input(e.to_string())
 }
 
-/// Reads every trace of `paths`, in order.
-fn read_all(paths: &[PathBuf]) -> Result<Vec<Trace>, CliError> {
+/// `--kind` of a command that reads block-hash traces: `None` (detected per file) or the kind.
+fn trace_kind(kind: Option<&str>) -> Result<Option<TraceKind>, CliError> {
+    kind.map(|k| match k {
+        "kv-cache-tester" | "kvct" => Ok(TraceKind::KvCacheTester),
+        "mooncake" => Ok(TraceKind::Mooncake),
+        other => Err(CliError::input(format!(
+            "--kind {other}: unknown trace kind\n  hint: use kv-cache-tester or mooncake (default: detected)"
+        ))),
+    })
+    .transpose()
+}
+
+/// Reads every trace of `paths`, in order, each file as `kind` (`None`: detected).
+fn read_all(paths: &[PathBuf], kind: Option<&str>) -> Result<Vec<Trace>, CliError> {
+    let kind = trace_kind(kind)?;
     let mut all = Vec::new();
     for p in paths {
-        all.extend(trace::read_path(p).map_err(input)?);
+        all.extend(trace::read_path_as(p, kind).map_err(input)?);
     }
     if all.is_empty() {
         return Err(CliError::input(format!(
@@ -155,7 +181,7 @@ struct Row {
 }
 
 pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
-    let traces = read_all(&args.paths)?;
+    let traces = read_all(&args.paths, args.kind.as_deref())?;
     let arrivals = args.concurrency.map_or(Ok(args.arrivals), |n| {
         if n == 0 {
             Err(CliError::input("--concurrency 0: must be at least 1"))
@@ -164,7 +190,7 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
         }
     })?;
     let blocks = kv_blocks(&args)?;
-    let prices = super::common::prices(args.pricing.as_deref(), None)?;
+    let prices = super::common::prices(args.pricing.as_deref(), args.price.as_ref())?;
     let ctx = Ctx {
         starts: starts(&traces, arrivals, args.seed),
         traces,
@@ -398,7 +424,7 @@ fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliE
     }
     if rows.is_empty() {
         return Err(CliError::input(
-            "--sweep: nothing to sweep\n  hint: kv-blocks sweeps need an engine (--cache paged or radix); ttl and keepalive sweeps a provider cache (--cache anthropic, openai)",
+            "-L: nothing to sweep\n  hint: kv-blocks sweeps need an engine (--cache paged or radix); ttl and keepalive sweeps a provider cache (--cache anthropic, openai)",
         ));
     }
     print!("{text}");
@@ -588,15 +614,7 @@ fn sweep_csv(rows: &[SweepRow]) -> Result<String, CliError> {
 
 /// `plancache import trace FILE|DIR`: one scenario per stream of each trace.
 pub fn import_trace(path: &Path, kind: Option<&str>, out: Option<&Path>) -> Result<(), CliError> {
-    let want = kind
-        .map(|k| match k {
-            "kv-cache-tester" | "kvct" => Ok(TraceKind::KvCacheTester),
-            "mooncake" => Ok(TraceKind::Mooncake),
-            other => Err(CliError::input(format!(
-                "--kind {other}: unknown trace kind\n  hint: use kv-cache-tester or mooncake (default: detected)"
-            ))),
-        })
-        .transpose()?;
+    let want = trace_kind(kind)?;
     let traces = trace::read_path_as(path, want).map_err(input)?;
     let dir = path.is_dir();
     if dir && out.is_none() {

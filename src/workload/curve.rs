@@ -54,7 +54,7 @@ impl Axis {
     pub fn parse(s: &str) -> Result<Axis, String> {
         let hint =
             "expected kv-blocks=1k..1M (or a list 1k,4k,16k), ttl=5m,1h or keepalive=off,4m30s";
-        let bad = |what: &str| format!("--sweep {s}: {what} ({hint})");
+        let bad = |what: &str| format!("-L {s}: {what} ({hint})");
         let (key, vals) = s.split_once('=').ok_or_else(|| bad("no `=`"))?;
         match key {
             "kv-blocks" => {
