@@ -8,7 +8,7 @@ use super::common::{cache_config, check_models, prices, scenario_paths};
 use super::params::ParamArgs;
 use super::{output, CliError};
 use crate::engine::ReplayEnv;
-use crate::export::{write_atomic, OutputDir};
+use crate::export::{align, write_atomic, OutputDir};
 use crate::sweep::files::ScenarioFiles;
 use crate::sweep::{self, show, Axis, Shard, Sweep};
 
@@ -180,38 +180,6 @@ fn table(spec: &Sweep, header: &[String], rows: &[Vec<String>]) -> String {
 
 fn num(cell: &str) -> f64 {
     cell.parse().unwrap_or(f64::NAN)
-}
-
-/// Aligned columns: the first `left` left-aligned, the rest right-aligned.
-fn align(head: &[String], body: &[Vec<String>], left: usize) -> String {
-    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
-    for row in body {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i < left {
-                    format!("{c:<w$}", w = widths[i])
-                } else {
-                    format!("{c:>w$}", w = widths[i])
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_string()
-            + "\n"
-    };
-    let mut out = line(head);
-    for row in body {
-        out.push_str(&line(row));
-    }
-    out
 }
 
 /// One line per combination of the other axes and per later value of the last axis that has

@@ -20,7 +20,7 @@ pub use bundle::OutputDir;
 pub use csv_out::{RequestsCsv, SummaryCsv};
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
-pub use table::{render_table, render_table_with};
+pub use table::{align, render_table, render_table_with};
 
 /// One output format.
 pub trait Exporter {

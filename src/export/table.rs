@@ -50,18 +50,24 @@ pub fn render_table_with(
             cells
         })
         .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in &body {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+    let head: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    align(&head, &body, 3)
+}
+
+/// Aligned columns: the first `left` left-aligned, the rest right-aligned.
+pub fn align(head: &[String], body: &[Vec<String>], left: usize) -> String {
+    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for row in body {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
         }
     }
-    let line = |cells: Vec<&str>| {
+    let line = |cells: &[String]| {
         cells
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                if i < 3 {
+                if i < left {
                     format!("{c:<w$}", w = widths[i])
                 } else {
                     format!("{c:>w$}", w = widths[i])
@@ -71,12 +77,11 @@ pub fn render_table_with(
             .join("  ")
             .trim_end()
             .to_string()
+            + "\n"
     };
-    let mut out = line(header.clone());
-    out.push('\n');
-    for row in &body {
-        out.push_str(&line(row.iter().map(String::as_str).collect()));
-        out.push('\n');
+    let mut out = line(head);
+    for row in body {
+        out.push_str(&line(row));
     }
     out
 }
