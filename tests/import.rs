@@ -113,10 +113,10 @@ fn replayed_prompt_sizes_equal_the_recorded_ones() {
 fn billed_mode_places_breaks_from_the_usage_pattern_and_marks_them() {
     let s = import_billed("breaks.jsonl");
     let main = &s[0];
-    let unmodelled: Vec<&str> = main
+    let unmodelled: Vec<String> = main
         .requests
         .iter()
-        .map(|r| r.events.first().map_or("", String::as_str))
+        .map(|r| r.events.first().map_or(String::new(), ToString::to_string))
         .collect();
     // b3 reads 9940 = the static prefix: an early block changed. b4 reads 4100 < 0.9 x static:
     // tools changed. b5 follows a 10-minute gap (TTL 5 min): left to the cache model. b6 follows
@@ -152,10 +152,10 @@ fn transcript_mode_places_no_break_the_records_do_not_show() {
     // isCompactSummary) is an event.
     let (_, s) = import("breaks.jsonl");
     let main = &s[0];
-    let events: Vec<&str> = main
+    let events: Vec<String> = main
         .requests
         .iter()
-        .map(|r| r.events.first().map_or("", String::as_str))
+        .map(|r| r.events.first().map_or(String::new(), ToString::to_string))
         .collect();
     assert_eq!(events[..5], ["", "", "", "", ""]);
     assert!(events[5].starts_with("compaction"));

@@ -340,16 +340,7 @@ impl Parser {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         if compact {
-            let summary = content_text(content);
-            // The summary that follows a `compact_boundary` completes it.
-            if let Some(Item::Compaction { summary: s, .. }) = self.streams[stream].items.last_mut()
-            {
-                if s.is_empty() {
-                    *s = summary;
-                    return;
-                }
-            }
-            return self.push(stream, Item::Compaction { summary, at_ms });
+            return self.compact_summary(stream, content_text(content), at_ms);
         }
         if self.interrupted_unlogged(stream, content) {
             let at = self.streams[stream].items.last().map_or(at_ms, Item::at_ms);
@@ -373,47 +364,60 @@ impl Parser {
             ),
             Value::Array(blocks) => {
                 for b in blocks {
-                    match str_field(b, "type") {
-                        Some("tool_result") => {
-                            let Some(id) = str_field(b, "tool_use_id") else {
-                                self.skip(n, "tool_result without `tool_use_id`");
-                                continue;
-                            };
-                            let item = Item::ToolResult {
-                                tool_use_id: id.to_string(),
-                                text: content_text(b.get("content").unwrap_or(&Value::Null)),
-                                is_error: b
-                                    .get("is_error")
-                                    .and_then(Value::as_bool)
-                                    .unwrap_or(false),
-                                at_ms,
-                            };
-                            self.push_user(n, stream, item);
-                        }
-                        Some("text") => {
-                            let text = str_field(b, "text").unwrap_or("").to_string();
-                            self.push_user(n, stream, Item::User { text, at_ms });
-                        }
-                        Some("image") | Some("document") => {
-                            // Their token size is not in the record; the usage delta carries it.
-                            self.push(
-                                stream,
-                                Item::User {
-                                    text: String::new(),
-                                    at_ms,
-                                },
-                            );
-                        }
-                        other => self.skip(
-                            n,
-                            format!("user content block of type {other:?} is not interpreted"),
-                        ),
-                    }
+                    self.user_block(n, b, stream, at_ms);
                 }
             }
             _ => self.skip(
                 n,
                 "user record whose `message.content` is neither text nor blocks",
+            ),
+        }
+    }
+
+    /// A compaction's summary: it completes the `compact_boundary` it follows, else it is a
+    /// compaction of its own.
+    fn compact_summary(&mut self, stream: usize, summary: String, at_ms: u64) {
+        if let Some(Item::Compaction { summary: s, .. }) = self.streams[stream].items.last_mut() {
+            if s.is_empty() {
+                *s = summary;
+                return;
+            }
+        }
+        self.push(stream, Item::Compaction { summary, at_ms });
+    }
+
+    /// One content block of a user record (line `n`).
+    fn user_block(&mut self, n: usize, b: &Value, stream: usize, at_ms: u64) {
+        match str_field(b, "type") {
+            Some("tool_result") => {
+                let Some(id) = str_field(b, "tool_use_id") else {
+                    return self.skip(n, "tool_result without `tool_use_id`");
+                };
+                let item = Item::ToolResult {
+                    tool_use_id: id.to_string(),
+                    text: content_text(b.get("content").unwrap_or(&Value::Null)),
+                    is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                    at_ms,
+                };
+                self.push_user(n, stream, item);
+            }
+            Some("text") => {
+                let text = str_field(b, "text").unwrap_or("").to_string();
+                self.push_user(n, stream, Item::User { text, at_ms });
+            }
+            Some("image") | Some("document") => {
+                // Their token size is not in the record; the usage delta carries it.
+                self.push(
+                    stream,
+                    Item::User {
+                        text: String::new(),
+                        at_ms,
+                    },
+                );
+            }
+            other => self.skip(
+                n,
+                format!("user content block of type {other:?} is not interpreted"),
             ),
         }
     }

@@ -50,179 +50,14 @@ pub fn parse(text: &str) -> Transcript {
 /// Parses a rollout given as its lines with their 1-based numbers (read one at a time, see
 /// [`super::Harness::read`]). Never fails: what it cannot read is listed in `skipped`.
 pub fn parse_lines<S: AsRef<str>>(numbered: impl IntoIterator<Item = (usize, S)>) -> Transcript {
-    let mut items: Vec<Item> = Vec::new();
-    let mut pending: Vec<Block> = Vec::new();
-    let mut first_at: Option<u64> = None;
-    let mut model = String::new();
-    let mut skipped = Vec::new();
-    let mut lines = 0;
-    let mut requests = 0usize;
-    // The running total of the last counted `token_count` event (duplicates repeat it).
-    let mut last_total: Option<Value> = None;
+    let mut r = Rollout::default();
     for (n, line) in numbered {
         let line = line.as_ref();
-        if line.trim().is_empty() {
-            continue;
-        }
-        lines += 1;
-        let skip =
-            |skipped: &mut Vec<Skipped>, reason: String| skipped.push(Skipped { line: n, reason });
-        let record: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => {
-                skip(&mut skipped, format!("not a JSON record ({e})"));
-                continue;
+        if !line.trim().is_empty() {
+            r.lines += 1;
+            if let Err(reason) = r.record(n, line) {
+                r.skipped.push(Skipped { line: n, reason });
             }
-        };
-        let at_ms = record
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(parse_time_ms);
-        let Some(at_ms) = at_ms else {
-            skip(&mut skipped, "record without a valid `timestamp`".into());
-            continue;
-        };
-        let payload = record.get("payload").unwrap_or(&Value::Null);
-        let ptype = payload.get("type").and_then(Value::as_str).unwrap_or("");
-        match record.get("type").and_then(Value::as_str) {
-            Some("session_meta") => {}
-            Some("compacted") => {
-                let summary = payload
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                items.push(Item::Compaction { summary, at_ms });
-            }
-            Some("turn_context") => {
-                if let Some(m) = payload.get("model").and_then(Value::as_str) {
-                    model = m.to_string();
-                }
-            }
-            Some("response_item") => match ptype {
-                "message" => {
-                    let text = payload
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .map(|bs| {
-                            bs.iter()
-                                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                                .collect::<Vec<_>>()
-                                .join("\n")
-                        })
-                        .unwrap_or_default();
-                    match payload.get("role").and_then(Value::as_str) {
-                        Some("assistant") => {
-                            first_at.get_or_insert(at_ms);
-                            pending.push(Block::Text(text));
-                        }
-                        // Only a user message starts a turn; developer and system messages
-                        // (permission and environment updates) are text like a reminder.
-                        Some("user") => items.push(Item::User { text, at_ms }),
-                        role => items.push(Item::Reminder {
-                            kind: role.unwrap_or("message").to_string(),
-                            text,
-                            at_ms,
-                        }),
-                    }
-                }
-                "function_call" | "custom_tool_call" | "local_shell_call" => {
-                    first_at.get_or_insert(at_ms);
-                    let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("");
-                    let input = match payload.get("arguments").or_else(|| payload.get("input")) {
-                        Some(Value::String(s)) => s.clone(),
-                        Some(v) => v.to_string(),
-                        None => payload
-                            .get("action")
-                            .map(Value::to_string)
-                            .unwrap_or_default(),
-                    };
-                    let name = if field("name").is_empty() {
-                        "shell"
-                    } else {
-                        field("name")
-                    };
-                    pending.push(Block::ToolUse {
-                        id: field("call_id").to_string(),
-                        name: name.to_string(),
-                        input,
-                    });
-                }
-                "function_call_output" | "custom_tool_call_output" => {
-                    let text = match payload.get("output") {
-                        Some(Value::String(s)) => s.clone(),
-                        Some(v) => v.to_string(),
-                        None => String::new(),
-                    };
-                    items.push(Item::ToolResult {
-                        tool_use_id: payload
-                            .get("call_id")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                        text,
-                        is_error: false,
-                        at_ms,
-                    });
-                }
-                "reasoning" => {
-                    first_at.get_or_insert(at_ms);
-                    pending.push(Block::Thinking(String::new()));
-                }
-                other => skip(
-                    &mut skipped,
-                    format!("response item `{other}` is not interpreted"),
-                ),
-            },
-            Some("event_msg") => {
-                if ptype != "token_count" {
-                    continue; // UI events (agent_message, user_message echo, ...) repeat items.
-                }
-                let info = payload.get("info");
-                let last = info.and_then(|i| i.get("last_token_usage"));
-                let Some(u) = last else {
-                    // Rate-limit-only token_count events carry no usage.
-                    continue;
-                };
-                // The second copy of a doubled event: same running total, same model call.
-                if let Some(total) = info
-                    .and_then(|i| i.get("total_token_usage"))
-                    .map(total_without_cache_counts)
-                {
-                    if last_total.as_ref() == Some(&total) {
-                        continue;
-                    }
-                    last_total = Some(total);
-                }
-                let get = |k: &str| u.get(k).and_then(Value::as_u64);
-                let (Some(input), cached) = (get("input_tokens"), get("cached_input_tokens"))
-                else {
-                    skip(&mut skipped, "token_count without `input_tokens`".into());
-                    continue;
-                };
-                let cached = cached.unwrap_or(0).min(input);
-                requests += 1;
-                items.push(Item::Request(ApiRequest {
-                    request_id: format!("turn-{requests}"),
-                    line: n,
-                    first_at_ms: first_at.take().unwrap_or(at_ms),
-                    model: model.clone(),
-                    usage: Usage {
-                        input_tokens: input - cached,
-                        cache_creation_input_tokens: 0,
-                        cache_read_input_tokens: cached,
-                        creation_5m: None,
-                        creation_1h: None,
-                        output_tokens: get("output_tokens").unwrap_or(0),
-                        reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
-                    },
-                    blocks: std::mem::take(&mut pending),
-                }));
-            }
-            other => skip(
-                &mut skipped,
-                format!("record type {other:?} is not interpreted"),
-            ),
         }
     }
     Transcript {
@@ -231,12 +66,190 @@ pub fn parse_lines<S: AsRef<str>>(numbered: impl IntoIterator<Item = (usize, S)>
             kind: StreamKind::Main,
             initial_mode: Mode::Default,
             version: None,
-            items,
+            items: r.items,
             harness: super::Harness::Codex,
         }],
-        lines,
-        skipped,
+        lines: r.lines,
+        skipped: r.skipped,
         ..Transcript::default()
+    }
+}
+
+/// A rollout being read, record by record.
+#[derive(Default)]
+struct Rollout {
+    /// The main stream's items so far.
+    items: Vec<Item>,
+    /// The blocks of the model call in progress (its reply), until its `token_count` event.
+    pending: Vec<Block>,
+    /// When the model call in progress wrote its first block (epoch ms).
+    first_at: Option<u64>,
+    /// The model of the current turn (`turn_context`).
+    model: String,
+    /// Records not read, with why.
+    skipped: Vec<Skipped>,
+    /// Non-empty lines seen.
+    lines: usize,
+    /// Model calls counted so far (they name the requests: `turn-N`).
+    requests: usize,
+    /// The running total of the last counted `token_count` event (duplicates repeat it).
+    last_total: Option<Value>,
+}
+
+impl Rollout {
+    /// One record (line `n`); `Err` says why it is skipped.
+    fn record(&mut self, n: usize, line: &str) -> Result<(), String> {
+        let record: Value =
+            serde_json::from_str(line).map_err(|e| format!("not a JSON record ({e})"))?;
+        let at_ms = record
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_time_ms)
+            .ok_or_else(|| "record without a valid `timestamp`".to_string())?;
+        let payload = record.get("payload").unwrap_or(&Value::Null);
+        match record.get("type").and_then(Value::as_str) {
+            Some("session_meta") => {}
+            Some("compacted") => {
+                let summary = str_field(payload, "message").to_string();
+                self.items.push(Item::Compaction { summary, at_ms });
+            }
+            Some("turn_context") => {
+                if let Some(m) = payload.get("model").and_then(Value::as_str) {
+                    self.model = m.to_string();
+                }
+            }
+            Some("response_item") => self.response_item(payload, at_ms)?,
+            Some("event_msg") => self.event(n, payload, at_ms)?,
+            other => return Err(format!("record type {other:?} is not interpreted")),
+        }
+        Ok(())
+    }
+
+    fn response_item(&mut self, payload: &Value, at_ms: u64) -> Result<(), String> {
+        match str_field(payload, "type") {
+            "message" => self.message(payload, at_ms),
+            "function_call" | "custom_tool_call" | "local_shell_call" => {
+                self.first_at.get_or_insert(at_ms);
+                self.pending.push(tool_call(payload));
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let text = match payload.get("output") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => String::new(),
+                };
+                self.items.push(Item::ToolResult {
+                    tool_use_id: str_field(payload, "call_id").to_string(),
+                    text,
+                    is_error: false,
+                    at_ms,
+                });
+            }
+            "reasoning" => {
+                self.first_at.get_or_insert(at_ms);
+                self.pending.push(Block::Thinking(String::new()));
+            }
+            other => return Err(format!("response item `{other}` is not interpreted")),
+        }
+        Ok(())
+    }
+
+    fn message(&mut self, payload: &Value, at_ms: u64) {
+        let text = payload
+            .get("content")
+            .and_then(Value::as_array)
+            .map(|bs| {
+                bs.iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default();
+        match payload.get("role").and_then(Value::as_str) {
+            Some("assistant") => {
+                self.first_at.get_or_insert(at_ms);
+                self.pending.push(Block::Text(text));
+            }
+            // Only a user message starts a turn; developer and system messages (permission and
+            // environment updates) are text like a reminder.
+            Some("user") => self.items.push(Item::User { text, at_ms }),
+            role => self.items.push(Item::Reminder {
+                kind: role.unwrap_or("message").to_string(),
+                text,
+                at_ms,
+            }),
+        }
+    }
+
+    /// An `event_msg`: only `token_count` events matter (UI events such as `agent_message` or
+    /// the `user_message` echo repeat items); each counted one ends a model call.
+    fn event(&mut self, n: usize, payload: &Value, at_ms: u64) -> Result<(), String> {
+        if str_field(payload, "type") != "token_count" {
+            return Ok(());
+        }
+        let info = payload.get("info");
+        // Rate-limit-only token_count events carry no usage.
+        let Some(u) = info.and_then(|i| i.get("last_token_usage")) else {
+            return Ok(());
+        };
+        // The second copy of a doubled event: same running total, same model call.
+        if let Some(total) = info
+            .and_then(|i| i.get("total_token_usage"))
+            .map(total_without_cache_counts)
+        {
+            if self.last_total.as_ref() == Some(&total) {
+                return Ok(());
+            }
+            self.last_total = Some(total);
+        }
+        let get = |k: &str| u.get(k).and_then(Value::as_u64);
+        let input =
+            get("input_tokens").ok_or_else(|| "token_count without `input_tokens`".to_string())?;
+        let cached = get("cached_input_tokens").unwrap_or(0).min(input);
+        self.requests += 1;
+        self.items.push(Item::Request(ApiRequest {
+            request_id: format!("turn-{}", self.requests),
+            line: n,
+            first_at_ms: self.first_at.take().unwrap_or(at_ms),
+            model: self.model.clone(),
+            usage: Usage {
+                input_tokens: input - cached,
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: cached,
+                creation_5m: None,
+                creation_1h: None,
+                output_tokens: get("output_tokens").unwrap_or(0),
+                reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
+            },
+            blocks: std::mem::take(&mut self.pending),
+        }));
+        Ok(())
+    }
+}
+
+/// A string field of a JSON object ("" when absent or not a string).
+fn str_field<'v>(v: &'v Value, key: &str) -> &'v str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A call block: function, custom tool or local shell call (named `shell` when unnamed).
+fn tool_call(payload: &Value) -> Block {
+    let input = match payload.get("arguments").or_else(|| payload.get("input")) {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => payload
+            .get("action")
+            .map(Value::to_string)
+            .unwrap_or_default(),
+    };
+    let name = match str_field(payload, "name") {
+        "" => "shell",
+        n => n,
+    };
+    Block::ToolUse {
+        id: str_field(payload, "call_id").to_string(),
+        name: name.to_string(),
+        input,
     }
 }
 

@@ -394,6 +394,22 @@ impl Default for Reminders {
     }
 }
 
+impl Reminders {
+    /// No reminders of plancache's own: for a scenario built from a log whose recorded sizes
+    /// already hold everything the harness appended around plan mode.
+    pub fn recorded() -> Reminders {
+        Reminders {
+            plan_enter: Content::tokens(0),
+            plan_exit: Content::tokens(0),
+            denied: Content::tokens(0),
+            enter_approved: Content::tokens(0),
+            enter_declined: Content::tokens(0),
+            plan_approved_header: 0,
+            plan_rejected_header: 0,
+        }
+    }
+}
+
 /// A teammate session: plan approval goes through the team lead's mailbox.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -453,6 +469,19 @@ impl Default for Timing {
             human: default_human(),
             typing: default_typing(),
             decode_tokens_per_s: default_decode(),
+        }
+    }
+}
+
+impl Timing {
+    /// The timing of a scenario whose time comes from a log's timestamps (wait steps): no
+    /// default delay of its own, and output that takes no time to decode.
+    pub fn recorded() -> Timing {
+        Timing {
+            tool: Duration::ZERO,
+            human: Duration::ZERO,
+            typing: Duration::ZERO,
+            decode_tokens_per_s: 1e9,
         }
     }
 }

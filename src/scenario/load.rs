@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::format::{Blocks, Content, Scenario, Step, SystemEdit, ToolDef};
+use super::format::{
+    AgentSpec, Blocks, Content, ContextBlock, Scenario, Step, SystemEdit, ToolDef, Turn,
+};
 pub use crate::util::{line_col, snippet, ScenarioError};
 
 /// Reads and structurally validates a scenario file.
@@ -321,6 +323,25 @@ fn check_tool_def(t: &ToolDef, place: Option<String>, path: &Path) -> Result<(),
     Ok(())
 }
 
+/// Where a step is checked: its scenario and file, its place, and the subagent it belongs to.
+#[derive(Clone, Copy)]
+struct StepCheck<'a> {
+    /// The scenario the step belongs to (its `context` blocks, its system prompt).
+    s: &'a Scenario,
+    /// The scenario file, for errors.
+    path: &'a Path,
+    /// Where the step is, for errors ("line 12 (step 3)").
+    place: &'a str,
+    /// The subagent's name and tools when the step belongs to one.
+    agent: Option<(&'a str, &'a [String])>,
+}
+
+impl StepCheck<'_> {
+    fn err(&self, message: String) -> ScenarioError {
+        ScenarioError::new(self.path, Some(self.place.to_string()), message)
+    }
+}
+
 /// Checks one step; `tools` is the toolset in force (updated by `add_tool` / `remove_tool`),
 /// `agent` the subagent's name and tools when the step belongs to one.
 fn check_step(
@@ -332,214 +353,267 @@ fn check_step(
     agent: Option<(&str, &[String])>,
     path: &Path,
 ) -> Result<(), ScenarioError> {
-    let err = |message: String| ScenarioError::new(path, Some(place.to_string()), message);
+    let c = StepCheck {
+        s,
+        path,
+        place,
+        agent,
+    };
     if agent.is_some() && !matches!(step, Step::User(_) | Step::Assistant(_) | Step::Wait(_)) {
-        return Err(err("a subagent step must be `user`, `assistant` or `wait`".into())
+        return Err(c.err("a subagent step must be `user`, `assistant` or `wait`".into())
             .with_hint("plan-mode answers, mode switches, context events and nested agents belong to the main stream"));
     }
     match step {
-        Step::User(c) | Step::Reject(c) => check_message(&c.clone().into_content(), place, path)?,
-        Step::Assistant(turn) => {
-            if turn.tokens.is_some() == turn.text.is_some() {
-                return Err(
-                    err("an assistant step needs exactly one of `tokens` or `text`".into())
-                        .with_hint("e.g. assistant = { tokens = 120, calls = [...] }"),
-                );
-            }
-            let offered: &[String] = match agent {
-                Some((_, t)) => t,
-                None => tools,
-            };
-            for (j, call) in turn.calls.iter().enumerate() {
-                if !offered.contains(&call.tool) {
-                    let hint = match agent {
-                        Some((name, _)) => format!("add `{}` to agent {name}'s `tools`", call.tool),
-                        None => "add a [[tools]] entry (or an `add_tool` step before this one), or fix the name".to_string(),
-                    };
-                    return Err(err(format!(
-                        "call {} uses tool `{}`, which is not offered at this point",
-                        j + 1,
-                        call.tool
-                    ))
-                    .with_hint(hint));
-                }
-                if call.result_tokens.is_some() && call.result.is_some() {
-                    return Err(err(format!(
-                        "call {} gives both `result_tokens` and `result`",
-                        j + 1
-                    )));
-                }
-                if call.plan_tokens.is_some() && call.plan.is_some() {
-                    return Err(err(format!(
-                        "call {} gives both `plan_tokens` and `plan`",
-                        j + 1
-                    )));
-                }
-            }
-        }
+        Step::User(m) | Step::Reject(m) => check_message(&m.clone().into_content(), place, path),
+        Step::Assistant(turn) => check_assistant(c, turn, tools),
         Step::Edit(p) if p.plan_tokens.is_some() == p.plan.is_some() => {
-            return Err(err(
-                "an edit needs exactly one of `plan_tokens` or `plan`".into()
-            ));
+            Err(c.err("an edit needs exactly one of `plan_tokens` or `plan`".into()))
         }
-        Step::Compact(c) if c.summary_tokens.is_some() == c.summary.is_some() => {
-            return Err(err(
-                "a compaction needs exactly one of `summary_tokens` or `summary`".into(),
-            )
-            .with_hint("e.g. compact = { summary_tokens = 3000 }"));
+        Step::Compact(m) if m.summary_tokens.is_some() == m.summary.is_some() => Err(c
+            .err("a compaction needs exactly one of `summary_tokens` or `summary`".into())
+            .with_hint("e.g. compact = { summary_tokens = 3000 }")),
+        Step::EditContext(b) => check_edit_context(c, b),
+        Step::AddTool(t) => check_add_tool(c, t, tools),
+        Step::Wait(w) if agent.is_some() && w.keepalive().is_some() => Err(c
+            .err("keepalive pings are modelled on main-stream waits only".into())
+            .with_hint("drop `keepalive` from the subagent's wait, or write `wait = \"3m\"`")),
+        Step::EditSystem(e) => check_system_edit(s, e, place, path),
+        Step::ReplaceTool(t) => check_replace_tool(c, t, tools),
+        Step::ReorderTools(names) => check_reorder(c, names, tools),
+        Step::RemoveTool(name) => check_remove_tool(c, name, tools),
+        Step::Agents(agents) => check_agents(c, agents, tools, streams),
+        _ => Ok(()),
+    }
+}
+
+/// An `assistant` step: one of `tokens` / `text`, and calls of tools offered at this point.
+fn check_assistant(c: StepCheck<'_>, turn: &Turn, tools: &[String]) -> Result<(), ScenarioError> {
+    if turn.tokens.is_some() == turn.text.is_some() {
+        return Err(c
+            .err("an assistant step needs exactly one of `tokens` or `text`".into())
+            .with_hint("e.g. assistant = { tokens = 120, calls = [...] }"));
+    }
+    let offered: &[String] = match c.agent {
+        Some((_, t)) => t,
+        None => tools,
+    };
+    for (j, call) in turn.calls.iter().enumerate() {
+        if !offered.contains(&call.tool) {
+            let hint = match c.agent {
+                Some((name, _)) => format!("add `{}` to agent {name}'s `tools`", call.tool),
+                None => {
+                    "add a [[tools]] entry (or an `add_tool` step before this one), or fix the name"
+                        .to_string()
+                }
+            };
+            return Err(c
+                .err(format!(
+                    "call {} uses tool `{}`, which is not offered at this point",
+                    j + 1,
+                    call.tool
+                ))
+                .with_hint(hint));
         }
-        Step::EditContext(c) => {
-            if !s.context.iter().any(|b| b.name == c.name) {
-                return Err(err(format!(
-                    "edit_context names `{}`, which is not a scenario `context` block",
-                    c.name
+        if call.result_tokens.is_some() && call.result.is_some() {
+            return Err(c.err(format!(
+                "call {} gives both `result_tokens` and `result`",
+                j + 1
+            )));
+        }
+        if call.plan_tokens.is_some() && call.plan.is_some() {
+            return Err(c.err(format!(
+                "call {} gives both `plan_tokens` and `plan`",
+                j + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An `edit_context` step names a declared context block.
+fn check_edit_context(c: StepCheck<'_>, b: &ContextBlock) -> Result<(), ScenarioError> {
+    if !c.s.context.iter().any(|d| d.name == b.name) {
+        return Err(c
+            .err(format!(
+                "edit_context names `{}`, which is not a scenario `context` block",
+                b.name
+            ))
+            .with_hint("declare it first: context = [{ name = \"CLAUDE.md\", tokens = 1800 }]"));
+    }
+    check_content(&b.content(), c.place, c.path)
+}
+
+fn check_add_tool(
+    c: StepCheck<'_>,
+    t: &ToolDef,
+    tools: &mut Vec<String>,
+) -> Result<(), ScenarioError> {
+    if tools.contains(&t.name) {
+        return Err(c
+            .err(format!(
+                "add_tool `{}`: the tool is already offered",
+                t.name
+            ))
+            .with_hint("remove it first with remove_tool, or pick another name"));
+    }
+    check_tool_def(t, Some(c.place.to_string()), c.path)?;
+    tools.push(t.name.clone());
+    Ok(())
+}
+
+fn check_replace_tool(
+    c: StepCheck<'_>,
+    t: &ToolDef,
+    tools: &[String],
+) -> Result<(), ScenarioError> {
+    if !tools.contains(&t.name) {
+        return Err(c.err(format!(
+            "replace_tool `{}`: no such tool is offered at this point",
+            t.name
+        ))
+        .with_hint("check the name against [[tools]] and earlier add_tool/remove_tool steps; add_tool adds a new one"));
+    }
+    check_tool_def(t, Some(c.place.to_string()), c.path)
+}
+
+/// A `reorder_tools` step: two or more distinct offered tools, which swap places in `tools`.
+fn check_reorder(
+    c: StepCheck<'_>,
+    names: &[String],
+    tools: &mut [String],
+) -> Result<(), ScenarioError> {
+    if names.len() < 2 {
+        return Err(c.err("reorder_tools needs at least two tool names".into())
+            .with_hint("e.g. reorder_tools = [\"mcp__b__search\", \"mcp__a__query\"]: the listed tools swap places"));
+    }
+    let mut seen = HashSet::new();
+    for n in names {
+        if !seen.insert(n.as_str()) {
+            return Err(c.err(format!("reorder_tools lists `{n}` twice")));
+        }
+        if !tools.contains(n) {
+            return Err(c
+                .err(format!(
+                    "reorder_tools `{n}`: no such tool is offered at this point"
                 ))
                 .with_hint(
-                    "declare it first: context = [{ name = \"CLAUDE.md\", tokens = 1800 }]",
+                    "check the name against [[tools]] and earlier add_tool/remove_tool steps",
                 ));
-            }
-            check_content(&c.content(), place, path)?;
         }
-        Step::AddTool(t) => {
-            if tools.contains(&t.name) {
-                return Err(err(format!(
-                    "add_tool `{}`: the tool is already offered",
-                    t.name
-                ))
-                .with_hint("remove it first with remove_tool, or pick another name"));
-            }
-            check_tool_def(t, Some(place.to_string()), path)?;
-            tools.push(t.name.clone());
-        }
-        Step::Wait(w) if agent.is_some() && w.keepalive().is_some() => {
+    }
+    let mut slots: Vec<usize> = tools
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| seen.contains(t.as_str()))
+        .map(|(i, _)| i)
+        .collect();
+    slots.sort_unstable();
+    for (slot, n) in slots.into_iter().zip(names) {
+        tools[slot] = n.clone();
+    }
+    Ok(())
+}
+
+fn check_remove_tool(
+    c: StepCheck<'_>,
+    name: &str,
+    tools: &mut Vec<String>,
+) -> Result<(), ScenarioError> {
+    let Some(pos) = tools.iter().position(|t| t == name) else {
+        return Err(c
+            .err(format!("remove_tool `{name}`: no such tool is offered"))
+            .with_hint("check the name against [[tools]] and earlier add_tool steps"));
+    };
+    tools.remove(pos);
+    Ok(())
+}
+
+/// An `agents` step: at least one agent, each checked with its own steps.
+fn check_agents(
+    c: StepCheck<'_>,
+    agents: &[AgentSpec],
+    tools: &[String],
+    streams: &mut HashSet<String>,
+) -> Result<(), ScenarioError> {
+    if agents.is_empty() {
+        return Err(c.err("`agents` launches no agent".into())
+            .with_hint("give at least one { name = ..., system = ..., tools = [...], prompt = ..., steps = [...] }"));
+    }
+    agents
+        .iter()
+        .try_for_each(|a| check_agent(c, a, tools, streams))
+}
+
+/// One subagent: a unique name, a launching tool and tools the main stream offers, a system
+/// prompt, and steps that make a request.
+fn check_agent(
+    c: StepCheck<'_>,
+    a: &AgentSpec,
+    tools: &[String],
+    streams: &mut HashSet<String>,
+) -> Result<(), ScenarioError> {
+    let what = format!("{}, agent `{}`", c.place, a.name);
+    let aerr = |m: String| ScenarioError::new(c.path, Some(what.clone()), m);
+    if a.name.trim().is_empty() || !streams.insert(a.name.clone()) {
+        return Err(aerr(
+            "agent names must be non-empty and unique in the session (and not `main`)".into(),
+        ));
+    }
+    if !tools.contains(&a.tool) {
+        return Err(aerr(format!(
+            "the launching tool `{}` is not offered to the main stream",
+            a.tool
+        ))
+        .with_hint("add a [[tools]] entry named Agent (access = \"read\"), or set `tool`"));
+    }
+    check_agent_tools(a, tools, &aerr)?;
+    let blocks = a.system.to_vec();
+    if blocks.is_empty() {
+        return Err(aerr("the agent's system prompt has no blocks".into()));
+    }
+    for b in &blocks {
+        check_content(b, &what, c.path)?;
+    }
+    check_content(&a.prompt.clone().into_content(), &what, c.path)?;
+    if let Some(env) = &a.environment {
+        check_content(env, &format!("{what} environment"), c.path)?;
+    }
+    for (k, st) in a.steps.iter().enumerate() {
+        let inner = format!("{what} step {}", k + 1);
+        let mut agent_tools = tools.to_vec();
+        let own = Some((a.name.as_str(), a.tools.as_slice()));
+        check_step(c.s, st, &inner, &mut agent_tools, streams, own, c.path)?;
+    }
+    if !a.steps.iter().any(|st| matches!(st, Step::Assistant(_))) {
+        return Err(aerr(
+            "the agent makes no request (no `assistant` step)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A subagent's tools: the session's, never the plan-mode tools or the launching tool.
+fn check_agent_tools(
+    a: &AgentSpec,
+    tools: &[String],
+    aerr: &dyn Fn(String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    for t in &a.tools {
+        if t == crate::plan_mode::ENTER_PLAN_MODE
+            || t == crate::plan_mode::EXIT_PLAN_MODE
+            || *t == a.tool
+        {
             return Err(
-                err("keepalive pings are modelled on main-stream waits only".into()).with_hint(
-                    "drop `keepalive` from the subagent's wait, or write `wait = \"3m\"`",
-                ),
+                aerr(format!("agent tool `{t}` cannot be given to a subagent"))
+                    .with_hint("subagents neither change the plan mode nor launch agents"),
             );
         }
-        Step::EditSystem(e) => check_system_edit(s, e, place, path)?,
-        Step::ReplaceTool(t) => {
-            if !tools.contains(&t.name) {
-                return Err(err(format!(
-                    "replace_tool `{}`: no such tool is offered at this point",
-                    t.name
-                ))
-                .with_hint("check the name against [[tools]] and earlier add_tool/remove_tool steps; add_tool adds a new one"));
-            }
-            check_tool_def(t, Some(place.to_string()), path)?;
+        if !tools.contains(t) {
+            return Err(aerr(format!(
+                "agent tool `{t}` is not one of the session's tools"
+            ))
+            .with_hint("subagents get tools from the session's [[tools]] list"));
         }
-        Step::ReorderTools(names) => {
-            if names.len() < 2 {
-                return Err(err("reorder_tools needs at least two tool names".into())
-                    .with_hint("e.g. reorder_tools = [\"mcp__b__search\", \"mcp__a__query\"]: the listed tools swap places"));
-            }
-            let mut seen = HashSet::new();
-            for n in names {
-                if !seen.insert(n.as_str()) {
-                    return Err(err(format!("reorder_tools lists `{n}` twice")));
-                }
-                if !tools.contains(n) {
-                    return Err(err(format!(
-                        "reorder_tools `{n}`: no such tool is offered at this point"
-                    ))
-                    .with_hint(
-                        "check the name against [[tools]] and earlier add_tool/remove_tool steps",
-                    ));
-                }
-            }
-            let mut slots: Vec<usize> = tools
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| seen.contains(t.as_str()))
-                .map(|(i, _)| i)
-                .collect();
-            slots.sort_unstable();
-            for (slot, n) in slots.into_iter().zip(names) {
-                tools[slot] = n.clone();
-            }
-        }
-        Step::RemoveTool(name) => {
-            let Some(pos) = tools.iter().position(|t| t == name) else {
-                return Err(
-                    err(format!("remove_tool `{name}`: no such tool is offered"))
-                        .with_hint("check the name against [[tools]] and earlier add_tool steps"),
-                );
-            };
-            tools.remove(pos);
-        }
-        Step::Agents(agents) => {
-            if agents.is_empty() {
-                return Err(err("`agents` launches no agent".into())
-                    .with_hint("give at least one { name = ..., system = ..., tools = [...], prompt = ..., steps = [...] }"));
-            }
-            for a in agents {
-                let what = format!("{place}, agent `{}`", a.name);
-                let aerr = |m: String| ScenarioError::new(path, Some(what.clone()), m);
-                if a.name.trim().is_empty() || !streams.insert(a.name.clone()) {
-                    return Err(aerr(
-                        "agent names must be non-empty and unique in the session (and not `main`)"
-                            .into(),
-                    ));
-                }
-                if !tools.contains(&a.tool) {
-                    return Err(aerr(format!(
-                        "the launching tool `{}` is not offered to the main stream",
-                        a.tool
-                    ))
-                    .with_hint(
-                        "add a [[tools]] entry named Agent (access = \"read\"), or set `tool`",
-                    ));
-                }
-                for t in &a.tools {
-                    if t == crate::plan_mode::ENTER_PLAN_MODE
-                        || t == crate::plan_mode::EXIT_PLAN_MODE
-                        || *t == a.tool
-                    {
-                        return Err(aerr(format!(
-                            "agent tool `{t}` cannot be given to a subagent"
-                        ))
-                        .with_hint("subagents neither change the plan mode nor launch agents"));
-                    }
-                    if !tools.contains(t) {
-                        return Err(aerr(format!(
-                            "agent tool `{t}` is not one of the session's tools"
-                        ))
-                        .with_hint("subagents get tools from the session's [[tools]] list"));
-                    }
-                }
-                let blocks = a.system.to_vec();
-                if blocks.is_empty() {
-                    return Err(aerr("the agent's system prompt has no blocks".into()));
-                }
-                for c in &blocks {
-                    check_content(c, &what, path)?;
-                }
-                check_content(&a.prompt.clone().into_content(), &what, path)?;
-                if let Some(env) = &a.environment {
-                    check_content(env, &format!("{what} environment"), path)?;
-                }
-                for (k, st) in a.steps.iter().enumerate() {
-                    let inner = format!("{what} step {}", k + 1);
-                    let mut agent_tools = tools.clone();
-                    check_step(
-                        s,
-                        st,
-                        &inner,
-                        &mut agent_tools,
-                        streams,
-                        Some((&a.name, &a.tools)),
-                        path,
-                    )?;
-                }
-                if !a.steps.iter().any(|st| matches!(st, Step::Assistant(_))) {
-                    return Err(aerr(
-                        "the agent makes no request (no `assistant` step)".into(),
-                    ));
-                }
-            }
-        }
-        _ => {}
     }
     Ok(())
 }

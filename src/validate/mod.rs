@@ -649,9 +649,7 @@ fn unexplained(checks: &[RequestCheck], imp: &ImportedScenario, ttl_ms: u64) -> 
             let gap_ms = rec.sent_at_ms.saturating_sub(r[0].finished_at_ms);
             // Events placed from billed reads (`billed` mode) are not the transcript's, and an
             // unlogged request refreshes the cache rather than breaking it.
-            let seen = rec.events.iter().any(|e| {
-                !e.contains(crate::import::scenario::INFERRED) && !e.starts_with("unlogged request")
-            });
+            let seen = rec.events.iter().any(|e| e.explains_break());
             (c.recorded_break && gap_ms < ttl_ms && !seen).then(|| Unexplained {
                 transcript: c.transcript.clone(),
                 stream: c.stream.clone(),
@@ -822,7 +820,12 @@ fn compare(
             recorded_break,
             predicted_break,
             reason: row.break_reason.clone(),
-            events: rec.events.join("; "),
+            events: rec
+                .events
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
             naive_read: nv.read,
             naive_creation: nv.creation,
             naive_units: units(prices, model, naive_input, n5, n1, nv.read),
