@@ -59,7 +59,7 @@ impl SessionFiles {
 const MAX_DEPTH: usize = 6;
 
 /// A file, a session folder, a project folder or a projects folder (Claude Code
-/// ~/.claude/projects/<project>/<session>.jsonl + <session>/subagents/agent-*.jsonl;
+/// `~/.claude/projects/<project>/<session>.jsonl` + `<session>/subagents/agent-*.jsonl`;
 /// Codex ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl). Deterministic order. Strict: an entry
 /// that cannot be read is an error; [`discover_readable`] lists it and goes on.
 pub fn discover(root: &Path) -> Result<Vec<SessionFiles>, String> {
