@@ -17,7 +17,7 @@ use super::{
     Usage,
 };
 use crate::plan_mode::Mode;
-use crate::prompt::{Encoding, TokenSource, Tokenizer, Ttl};
+use crate::prompt::{Encoding, Tokenizer, Ttl};
 use crate::scenario::{
     Access, Blocks, Call, Compact, Content, ContextBlock, Reminders, Scenario, Step, Target,
     TextOrContent, Timing, ToolDef, Turn, WaitDuration, DEFAULT_WRITE_TOOLS,
@@ -429,7 +429,7 @@ fn weight(tok: &Tokenizer, text: &str) -> u64 {
     if text.is_empty() {
         0
     } else {
-        tok.count(&TokenSource::Text(text.to_string())) as u64
+        tok.count_text(text) as u64
     }
 }
 
