@@ -55,7 +55,9 @@ impl std::hash::Hasher for KeyHasher {
         self.0 ^= n;
     }
     fn write_u32(&mut self, n: u32) {
-        self.0 = self.0.wrapping_add(u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        self.0 = self
+            .0
+            .wrapping_add(u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     }
 }
 
@@ -142,7 +144,12 @@ impl Tokenizer {
     /// [`Tokenizer::tokens`]) and without copying it when it was seen before.
     pub fn count_text(&self, text: &str) -> usize {
         let key = (xxh3_64_with_seed(text.as_bytes(), 0x7465_7874), u32::MAX);
-        if let Some(n) = self.memo.lock().ok().and_then(|m| m.get(&key).map(|t| t.len())) {
+        if let Some(n) = self
+            .memo
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).map(|t| t.len()))
+        {
             return n;
         }
         let tokens: Arc<[TokenId]> = self.encode(text).into();
