@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Times Python's tiktoken and tiktoken-rs side by side on the benchmark corpus.
+"""Times Python's tiktoken, tiktoken-rs and plancache's default tokenizer side by side on the
+benchmark corpus.
 
 Usage (from the repository root):
     pip install tiktoken
@@ -54,11 +55,13 @@ def main():
     )
     rust_rates = {}
     for line in rust.splitlines():
-        # rust tiktoken-rs <enc> <part>: <n> tokens, <rate> MB/s
+        # rust <library> <enc> <part>: <n> tokens, <rate> MB/s [(backend)]
         words = line.replace(":", "").replace(",", "").split()
-        rust_rates[(words[2], words[3])] = (int(words[4]), float(words[6]))
-
-    print(f"{'encoding':<12} {'part':<6} {'tokens':>9} {'python MB/s':>12} {'rust MB/s':>10} {'rust/python':>12}")
+        rust_rates[(words[1], words[2], words[3])] = (int(words[4]), float(words[6]))
+    print(
+        f"{'encoding':<12} {'part':<6} {'tokens':>9} {'python MB/s':>12} {'tiktoken-rs':>12}"
+        f" {'plancache':>10} {'tiktoken-rs/py':>15} {'plancache/py':>13}"
+    )
     for enc_name in ENCODINGS:
         enc = tiktoken.get_encoding(enc_name)
         for part in ["prose", "code", "json"]:
@@ -70,10 +73,14 @@ def main():
                 n = len(enc.encode_ordinary(text))
                 best = min(best, time.perf_counter() - t)
             py_rate = len(text.encode()) / best / 1e6
-            rust_n, rust_rate = rust_rates[(enc_name, part)]
-            if rust_n != n:
-                sys.exit(f"token counts differ for {enc_name} {part}: python {n}, rust {rust_n}")
-            print(f"{enc_name:<12} {part:<6} {n:>9} {py_rate:>12.1f} {rust_rate:>10.1f} {rust_rate / py_rate:>11.2f}x")
+            tik_n, tik_rate = rust_rates[("tiktoken-rs", enc_name, part)]
+            our_n, our_rate = rust_rates[("plancache", enc_name, part)]
+            if not tik_n == our_n == n:
+                sys.exit(f"token counts differ for {enc_name} {part}: python {n}, tiktoken-rs {tik_n}, plancache {our_n}")
+            print(
+                f"{enc_name:<12} {part:<6} {n:>9} {py_rate:>12.1f} {tik_rate:>12.1f} {our_rate:>10.1f}"
+                f" {tik_rate / py_rate:>14.2f}x {our_rate / py_rate:>12.2f}x"
+            )
     shutil.rmtree(work)
 
 

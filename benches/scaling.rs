@@ -7,10 +7,10 @@
 //! - `scaling/openai/N`: the same sessions under the legacy `openai` model, which must stay
 //!   flat too (its lookups cost the new tokens, not the prompt).
 //! - `scaling/session-5000/all-strategies-all-caches`: a 5,000-request session under every
-//!   strategy and every cache model whose lookups cost what a request adds (all but the
-//!   unit-prefix `gemini` and `deepseek`), one thread (target: under 3 s).
-//! - `scaling/unit-prefix/NAME/N`: `gemini` and `deepseek` on the 50–400-request sessions
-//!   (their time per request still grows with the prompt).
+//!   strategy and every cache model whose lookups cost what a request adds (all but those
+//!   `common/caches.rs` names as not incremental: `gemini`), one thread (target: under 3 s).
+//! - `scaling/unit-prefix/NAME/N`: the models named not incremental (`gemini`) on the 50–200-
+//!   request sessions (their time per request still grows with the prompt).
 
 #[allow(dead_code)]
 #[path = "common/sessions.rs"]
@@ -71,7 +71,7 @@ fn scaling(c: &mut Criterion) {
     // build as a smoke test: a tenth of the session keeps that run short.
     let requests = if bench { 5000 } else { 500 };
     let long = vec![sessions::long_session(requests, 13)];
-    // Every registered model but the unit-prefix ones, which are measured above.
+    // Every registered model but those named not incremental, which are measured above.
     let all_caches = caches::grid();
     let strategies = strategy::all();
     group.sample_size(10);

@@ -30,6 +30,34 @@ pub fn long_session(requests: u32, seed: u64) -> Session {
     session_of(&params)
 }
 
+/// The same shape as [`long_session`] with a tenth of the sizes (a few tokens per result and
+/// reply, small tools and system prompt): about 65 tokens a request, so a 1,000-request session
+/// ends near 70k tokens. For counting work in debug builds, where tokens cost time but the
+/// question (does the work grow with the prompt?) does not depend on their size.
+pub fn small_session(requests: u32, seed: u64) -> Session {
+    let explore = (requests * 3 / 5).max(1);
+    let implement = requests.saturating_sub(explore + 2).max(1);
+    let params = GeneratorParams {
+        seed,
+        name: Some(format!("small-{requests}")),
+        plan_model: None,
+        exploration_rounds: explore,
+        implementation_turns: implement,
+        max_parallel_calls: 1,
+        result_tokens: TokenRange::new(30, 90),
+        reply_tokens: TokenRange::new(4, 11),
+        tools: 10,
+        tool_tokens: 800,
+        enter_plan_tool_tokens: 130,
+        exit_plan_tool_tokens: 65,
+        system_tokens: 650,
+        context_tokens: 180,
+        plan_tokens: 120,
+        ..GeneratorParams::default()
+    };
+    session_of(&params)
+}
+
 /// A session from generator parameters.
 pub fn session_of(params: &GeneratorParams) -> Session {
     let scenario = generate(params);

@@ -295,13 +295,31 @@ fn replay_one(
         TranscriptKind::ClaudeCode => opts.cache.as_str(),
         TranscriptKind::Codex => "openai",
     };
-    let run_one = |p: &replay::Prepared, s: &Setting| {
+    // Sessions with keep-alive pings, built once per keep-alive (the what-if grid repeats each
+    // one under every strategy and TTL).
+    let mut pinged: Vec<(replay::Keepalive, Vec<crate::scenario::Session>)> = Vec::new();
+    let mut run_one = |p: &replay::Prepared, s: &Setting| {
         let strat = strategy::parse_list(&s.strategy)?
             .into_iter()
             .next()
             .ok_or("no strategy given")?;
+        let built = &mut pinged;
+        let sessions = match s.keepalive {
+            None => None,
+            Some(ka) => {
+                let at = match built.iter().position(|(k, _)| *k == ka) {
+                    Some(at) => at,
+                    None => {
+                        built.push((ka, replay::keepalive_sessions(p, ka)?));
+                        built.len() - 1
+                    }
+                };
+                Some(built[at].1.as_slice())
+            }
+        };
         replay::replay(
             p,
+            sessions,
             s,
             strat.as_ref(),
             cache,

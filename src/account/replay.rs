@@ -81,9 +81,27 @@ pub enum LeadingBlock {
     KeptWarm,
 }
 
+/// The sessions of `p` with keep-alive pings `ka` on their waits (see [`with_keepalive`]), one
+/// per stream in `p`'s order. Every setting with the same keep-alive sends the same requests, so
+/// a caller builds these once per keep-alive and passes them to [`replay`] for each of them.
+pub fn keepalive_sessions(p: &Prepared, ka: Keepalive) -> Result<Vec<Session>, String> {
+    p.sessions
+        .iter()
+        .map(|session| {
+            let sc = with_keepalive(&session.scenario, ka);
+            Session::new(sc, &session.path, "", session.tokenizer.clone())
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
 /// Replays every stream of `p` under `setting`, the leading block as the timeline placed it.
+/// `pinged`: the streams' sessions with `setting`'s keep-alive ([`keepalive_sessions`]), when it
+/// has one; `None` builds them here.
+#[allow(clippy::too_many_arguments)]
 pub fn replay(
     p: &Prepared,
+    pinged: Option<&[Session]>,
     setting: &Setting,
     strategy: &dyn Strategy,
     cache_name: &str,
@@ -91,6 +109,14 @@ pub fn replay(
     leading: LeadingBlock,
     break_threshold: f64,
 ) -> Result<SessionRun, String> {
+    let built;
+    let pinged = match (setting.keepalive, pinged) {
+        (Some(ka), None) => {
+            built = keepalive_sessions(p, ka)?;
+            Some(built.as_slice())
+        }
+        (_, pinged) => pinged,
+    };
     let mut config = p.config.clone();
     config.anthropic.prefix_kept_warm = leading == LeadingBlock::KeptWarm;
     if let Some(ttl) = setting.ttl {
@@ -105,14 +131,9 @@ pub fn replay(
             let outcome = cache.lookup(&req);
             cache.store(&req, &outcome, 0, 0);
         }
-        let rows = match setting.keepalive {
-            None => run(session, strategy, cache.as_mut(), env)?,
-            Some(ka) => {
-                let sc = with_keepalive(&session.scenario, ka);
-                let s = Session::new(sc, &session.path, "", session.tokenizer.clone())
-                    .map_err(|e| e.to_string())?;
-                run(&s, strategy, cache.as_mut(), env)?
-            }
+        let rows = match (setting.keepalive, pinged) {
+            (Some(_), Some(pinged)) => run(&pinged[k], strategy, cache.as_mut(), env)?,
+            _ => run(session, strategy, cache.as_mut(), env)?,
         };
         // Keep-alive pings are priced apart; the assistant steps pair up with the recorded
         // requests. A compaction's summarisation request (imported scenarios send it, unlogged)

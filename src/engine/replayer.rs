@@ -266,7 +266,7 @@ impl Replayer<'_> {
                         text: None,
                     },
                     (None, Some(t)) => PlanDoc {
-                        tokens: session.tokenizer.count(&TokenSource::Text(t.clone())) as u32,
+                        tokens: session.tokenizer.count_text(t) as u32,
                         text: Some(t.clone()),
                     },
                     (None, None) => {
@@ -721,7 +721,7 @@ impl Replayer<'_> {
                     })
                     .or_else(|| {
                         call.plan.as_ref().map(|t| PlanDoc {
-                            tokens: session.tokenizer.count(&TokenSource::Text(t.clone())) as u32,
+                            tokens: session.tokenizer.count_text(t) as u32,
                             text: Some(t.clone()),
                         })
                     })

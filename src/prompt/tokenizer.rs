@@ -2,7 +2,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64_with_seed;
+use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
 
 use super::{ContentId, TokenId};
 
@@ -37,6 +37,32 @@ pub enum TokenSource {
 /// Memo key: (content hash, token count for count-only content or `u32::MAX` for text).
 type MemoKey = (u64, u32);
 
+/// The memo's hasher: its keys are xxh3 hashes already, so the first word is the hash (SipHash
+/// of the key showed in profiles of `account`, where every segment of every replay looks it up).
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = self
+            .0
+            .wrapping_add(u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    }
+}
+
+type Memo = HashMap<MemoKey, Arc<[TokenId]>, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// Vocabulary size used for synthetic token ids (o200k_base's size, so ids look like real ones).
 const SYNTHETIC_VOCAB: u64 = 200_019;
 
@@ -47,14 +73,14 @@ const SYNTHETIC_VOCAB: u64 = 200_019;
 #[derive(Debug, Default)]
 pub struct Tokenizer {
     encoding: Encoding,
-    memo: Mutex<HashMap<MemoKey, Arc<[TokenId]>>>,
+    memo: Mutex<Memo>,
 }
 
 impl Tokenizer {
     pub fn new(encoding: Encoding) -> Self {
         Tokenizer {
             encoding,
-            memo: Mutex::new(HashMap::new()),
+            memo: Mutex::new(Memo::default()),
         }
     }
 
@@ -69,9 +95,12 @@ impl Tokenizer {
         match source {
             TokenSource::Text(text) => xxh3_64_with_seed(text.as_bytes(), 0x7465_7874),
             TokenSource::Count(n) => {
-                let mut key = namespace.as_bytes().to_vec();
-                key.extend_from_slice(&n.to_le_bytes());
-                xxh3_64_with_seed(&key, 0x636f_756e)
+                // The hash of `namespace` followed by the size's bytes, streamed (equal to
+                // hashing the joined bytes, without building them: called for every segment).
+                let mut h = Xxh3::with_seed(0x636f_756e);
+                h.update(namespace.as_bytes());
+                h.update(&n.to_le_bytes());
+                h.digest()
             }
         }
     }
@@ -107,12 +136,33 @@ impl Tokenizer {
     pub fn count(&self, source: &TokenSource) -> usize {
         match source {
             TokenSource::Count(n) => *n as usize,
-            TokenSource::Text(_) => self.tokens(Self::content_id("", source), source).len(),
+            TokenSource::Text(text) => self.count_text(text),
         }
     }
 
-    /// Encodes text with tiktoken-rs (default) or bpe-openai (feature `fast-bpe`); both give
-    /// identical ids.
+    /// Number of tokens of `text`, tokenized once per distinct text (shared with
+    /// [`Tokenizer::tokens`]) and without copying it when it was seen before.
+    pub fn count_text(&self, text: &str) -> usize {
+        let key = (xxh3_64_with_seed(text.as_bytes(), 0x7465_7874), u32::MAX);
+        if let Some(n) = self
+            .memo
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).map(|t| t.len()))
+        {
+            return n;
+        }
+        let tokens: Arc<[TokenId]> = self.encode(text).into();
+        let n = tokens.len();
+        if let Ok(mut memo) = self.memo.lock() {
+            memo.insert(key, tokens);
+        }
+        n
+    }
+
+    /// Encodes text with bpe-openai (default feature `fast-bpe`: 1.5-3x tiktoken-rs) or, built
+    /// with `--no-default-features --features tiktoken`, tiktoken-rs; both give identical ids
+    /// (tests/tokenizer_ids.rs).
     fn encode(&self, text: &str) -> Vec<TokenId> {
         #[cfg(feature = "fast-bpe")]
         {
@@ -122,7 +172,7 @@ impl Tokenizer {
             };
             bpe.encode(text)
         }
-        #[cfg(not(feature = "fast-bpe"))]
+        #[cfg(all(not(feature = "fast-bpe"), feature = "tiktoken"))]
         {
             let bpe = match self.encoding {
                 Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
@@ -131,7 +181,24 @@ impl Tokenizer {
             bpe.encode_ordinary(text)
         }
     }
+
+    /// Encodes `text` afresh, without the memo (for benchmarks and the id comparison).
+    pub fn encode_uncached(&self, text: &str) -> Vec<TokenId> {
+        self.encode(text)
+    }
+
+    /// Which library encodes text in this build.
+    pub fn backend() -> &'static str {
+        if cfg!(feature = "fast-bpe") {
+            "bpe-openai"
+        } else {
+            "tiktoken-rs"
+        }
+    }
 }
+
+#[cfg(not(any(feature = "fast-bpe", feature = "tiktoken")))]
+compile_error!("plancache needs a tokenizer: enable feature `fast-bpe` (default) or `tiktoken`");
 
 /// Deterministic pseudo-token ids for content known only by its size.
 pub fn synthetic_tokens(id: ContentId, n: u32) -> Vec<TokenId> {
@@ -159,6 +226,18 @@ mod tests {
     }
 
     #[test]
+    fn count_only_ids_hash_the_namespace_then_the_size() {
+        // The id is xxh3 (seed "coun") of the namespace's bytes followed by the size's four
+        // little-endian bytes: the streamed hash must equal hashing the joined bytes.
+        let mut joined = b"step7:result".to_vec();
+        joined.extend_from_slice(&300u32.to_le_bytes());
+        assert_eq!(
+            Tokenizer::content_id("step7:result", &TokenSource::Count(300)),
+            xxh3_64_with_seed(&joined, 0x636f_756e)
+        );
+    }
+
+    #[test]
     fn text_is_tokenized_with_o200k() {
         let t = Tokenizer::new(Encoding::O200kBase);
         let src = TokenSource::Text("hello world".into());
@@ -167,10 +246,10 @@ mod tests {
         assert_eq!(&toks[..], &[24912, 2375]);
     }
 
-    /// The `fast-bpe` encoder must give the same ids as tiktoken-rs.
-    #[cfg(feature = "fast-bpe")]
+    /// The default encoder must give the same ids as tiktoken-rs (a dev-dependency, so this runs
+    /// in every build; tests/tokenizer_ids.rs checks a larger corpus).
     #[test]
-    fn bpe_openai_ids_match_tiktoken() {
+    fn encoder_ids_match_tiktoken() {
         let text = "fn main() { println!(\"héllo, wörld\"); }\n{\"id\": 42, \"ok\": true}\nThe cached prefix breaks.  \t\n";
         for (enc, tik) in [
             (Encoding::O200kBase, tiktoken_rs::o200k_base_singleton()),

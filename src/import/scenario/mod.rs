@@ -23,7 +23,7 @@ pub use event::{ImportEvent, PrefixReplay};
 
 use super::{harness_ttl, ApiRequest, Block, Harness, Item, Stream, StreamKind, Transcript, Usage};
 use crate::plan_mode::Mode;
-use crate::prompt::{Encoding, TokenSource, Tokenizer, Ttl};
+use crate::prompt::{Encoding, Tokenizer, Ttl};
 use crate::scenario::{
     Compact, Content, Scenario, Step, TextOrContent, WaitDuration, DEFAULT_WRITE_TOOLS,
 };
@@ -459,7 +459,7 @@ fn weight(tok: &Tokenizer, text: &str) -> u64 {
     if text.is_empty() {
         0
     } else {
-        tok.count(&TokenSource::Text(text.to_string())) as u64
+        tok.count_text(text) as u64
     }
 }
 
