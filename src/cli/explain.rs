@@ -86,22 +86,23 @@ fn opt(n: Option<u64>) -> String {
     n.map_or("-".into(), |n| n.to_string())
 }
 
-/// The table (or Markdown table) of rows, then one line per break with its detail.
-pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
-    let head = [
-        "#",
-        "stream",
-        "model",
-        "prompt",
-        "read",
-        "write",
-        "pred read",
-        "pred write",
-        "first difference",
-        "cause",
-    ];
-    let cells: Vec<[String; 10]> = rows
-        .iter()
+/// The columns of `explain`'s table (and of the report's per-request view of a log).
+const HEAD: [&str; 10] = [
+    "#",
+    "stream",
+    "model",
+    "prompt",
+    "read",
+    "write",
+    "pred read",
+    "pred write",
+    "first difference",
+    "cause",
+];
+
+/// One table row per explained request (a break's number marked `*`).
+fn cells(rows: &[ExplainRow]) -> Vec<[String; 10]> {
+    rows.iter()
         .map(|r| {
             [
                 format!("{}{}", r.index + 1, if r.is_break { "*" } else { "" }),
@@ -116,7 +117,31 @@ pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
                 r.cause.name().to_string(),
             ]
         })
-        .collect();
+        .collect()
+}
+
+/// One line per request with a cause: its detail, the marks it invalidates, the provider's
+/// verdict.
+fn details(rows: &[ExplainRow]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.cause != requests::Cause::None)
+        .map(|r| {
+            let mut line = format!("{} ({}): {}", r.index + 1, r.place, r.detail);
+            if !r.invalidated.is_empty() {
+                let _ = write!(line, "; invalidates {}", r.invalidated.join(", "));
+            }
+            if let Some(v) = &r.verdict {
+                let _ = write!(line, "; provider says: {v}");
+            }
+            line
+        })
+        .collect()
+}
+
+/// The table (or Markdown table) of rows, then one line per break with its detail.
+pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
+    let head = HEAD;
+    let cells = cells(rows);
     let mut out = String::new();
     if markdown {
         let _ = writeln!(out, "| {} |", head.join(" | "));
@@ -155,17 +180,37 @@ pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
         }
     }
     out.push('\n');
-    for r in rows.iter().filter(|r| r.cause != requests::Cause::None) {
-        let bullet = if markdown { "- " } else { "" };
-        let _ = write!(out, "{bullet}{} ({}): {}", r.index + 1, r.place, r.detail);
-        if !r.invalidated.is_empty() {
-            let _ = write!(out, "; invalidates {}", r.invalidated.join(", "));
-        }
-        if let Some(v) = &r.verdict {
-            let _ = write!(out, "; provider says: {v}");
-        }
-        out.push('\n');
+    let bullet = if markdown { "- " } else { "" };
+    for line in details(rows) {
+        let _ = writeln!(out, "{bullet}{line}");
     }
+    out
+}
+
+/// The same table and lines as HTML, for the report.
+pub fn render_html(rows: &[ExplainRow]) -> String {
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let mut out = String::from("<table>\n<thead><tr>");
+    for h in HEAD {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for c in cells(rows) {
+        out.push_str("<tr>");
+        for v in &c {
+            let _ = write!(out, "<td>{}</td>", esc(v));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n<ul>\n");
+    for line in details(rows) {
+        let _ = writeln!(out, "<li>{}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n");
     out
 }
 
@@ -177,14 +222,7 @@ pub fn import_requests(
 ) -> Result<(), CliError> {
     let exchanges = requests::read_log(log, kind).map_err(|e| CliError::input(e.to_string()))?;
     let built = requests::build_log(log, &exchanges).map_err(|e| CliError::input(e.to_string()))?;
-    let name = log
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("requests")
-        .replace(
-            |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
-            "-",
-        );
+    let name = super::logs::log_name(log);
     let source = log.display().to_string();
     let exact = built
         .requests

@@ -6,6 +6,7 @@
 //!
 //! See docs/raw-requests.md.
 
+pub mod as_sent;
 pub mod body;
 pub mod build;
 pub mod diff;
