@@ -13,7 +13,9 @@
 //! the saving is the cache's alone. A server's own compaction passes are left out, as the
 //! scenario leaves them out, and so are the few tokens of turn framing after the last block
 //! (the trailer `build` fits to the bill): they are the same under every design and the
-//! scenario has no block for them, so every row of a run prices the same prompt.
+//! scenario has no block for them, so every row of a run prices the same prompt. A stream
+//! that was warm before the log began (its first request read from the cache) is replayed
+//! cold, as its scenario is: every design starts from the same empty cache.
 //!
 //! The strategies' replays of the imported scenario still go through the reference state
 //! machine and the cross-strategy check; `as-sent` has no decisions of its own (a log has no
@@ -41,11 +43,12 @@ pub fn cache_for(run_cache: &str) -> &str {
 }
 
 /// The log without the trailer segment of each request (it follows the last block, so no
-/// mark covers it: reads and writes are the same without it).
+/// mark covers it: reads and writes are the same without it), every stream starting cold.
 fn without_trailers(log: &BuiltLog) -> BuiltLog {
     let mut out = log.clone();
     for r in &mut out.requests {
         r.request.segments.retain(|s| s.label != TRAILER);
+        r.warm_start = false;
     }
     out
 }
