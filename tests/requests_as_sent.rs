@@ -134,7 +134,7 @@ fn ttl_variant_is_priced_against_the_log_as_sent() {
     assert!((cost - 0.057322).abs() < 1e-6);
     // Every mark 1 h: request 3 (7 minutes later) reads the 6,900 tokens request 2 left
     // (+1,000 read, −1,000 written), but all 9,290 − 1,000 = 8,290 writes cost $6: 18,800 ×
-    // 0.30 + 8,290 × 6 + 258 × 15 = 5,640 + 49,740 + 3,870 = 59,250 per million, $0.0020
+    // 0.30 + 8,290 × 6 + 258 × 15 = 5,640 + 49,740 + 3,870 = 59,250 per million, $0.001928
     // more than as sent.
     let (_, _, cached, written, _, cost) = summary(&csv, "permission-mode");
     assert_eq!((cached, written), (18800, 8290));
