@@ -182,3 +182,58 @@ fn openai_responses_bodies_replay_on_the_openai_cache() {
     );
     assert_eq!(rows[1].cause, plancache::requests::Cause::None);
 }
+
+#[test]
+fn har_base64_bodies_are_decoded_and_bad_base64_exits_2() {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    // Entry 1: the response text is base64 (HAR 1.2 `content.encoding`); entry 2: the request
+    // body too (`postData.encoding`, as some proxies write). Decoded, the bills are read:
+    // 0 / 1,600 then 1,600 / 40.
+    let mut a = har_entry("2026-12-01T10:00:00.000Z", "hi", 0, 1600);
+    let text = a["response"]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    a["response"]["content"] =
+        json!({"mimeType": "application/json", "encoding": "base64", "text": b64(&text)});
+    let mut b = har_entry("2026-12-01T10:01:00.000Z", "hi again", 1600, 40);
+    let post = b["request"]["postData"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b["request"]["postData"] =
+        json!({"mimeType": "application/json", "encoding": "base64", "text": b64(&post)});
+    let doc = json!({"log": {"version": "1.2", "entries": [a, b]}});
+    let f = tempfile::Builder::new().suffix(".har").tempfile().unwrap();
+    std::fs::write(f.path(), doc.to_string()).unwrap();
+    let (_, rows) = explain_file(f.path(), None, &PriceTable::bundled()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0].billed_read, rows[0].billed_write),
+        (Some(0), Some(1600))
+    );
+    assert_eq!(
+        (rows[1].billed_read, rows[1].billed_write),
+        (Some(1600), Some(40))
+    );
+    assert_eq!(rows[1].predicted_read, 1600);
+
+    let mut bad = har_entry("2026-12-01T10:00:00.000Z", "hi", 0, 1600);
+    bad["response"]["content"] =
+        json!({"mimeType": "application/json", "encoding": "base64", "text": "not base64!"});
+    let doc = json!({"log": {"version": "1.2", "entries": [bad]}});
+    let g = tempfile::Builder::new().suffix(".har").tempfile().unwrap();
+    std::fs::write(g.path(), doc.to_string()).unwrap();
+    let name = g.path().file_name().unwrap().to_str().unwrap().to_string();
+    let (code, err) = run(&["explain", g.path().to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&name)
+            && err.contains("entry 1")
+            && err.contains("response.content.text")
+            && err.contains("base64")
+            && err.contains("hint:"),
+        "{err}"
+    );
+}

@@ -140,13 +140,16 @@ const SAVING_HEAD: [&str; 6] = [
     "design", "cache", "cost $", "saving $", "× cost", "hit rate",
 ];
 
+/// The report's log sections: Markdown, HTML, and (name, `explain --json` text) per log.
+type Sections = (String, String, Vec<(String, String)>);
+
 /// The report's section of each log, as Markdown and as HTML: the saving per design, then
 /// `explain`'s per-request view (the same rows as `plancache explain LOG --json`).
 pub(super) fn report_sections(
     inputs: &[PathBuf],
     run: &RunReport,
     prices: &crate::cache::PriceTable,
-) -> Result<(String, String, Vec<(String, String)>), CliError> {
+) -> Result<Sections, CliError> {
     let (mut md, mut html, mut json) = (String::new(), String::new(), Vec::new());
     let rows = run.summaries();
     for (path, kind) in logs(inputs) {

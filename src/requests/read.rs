@@ -361,9 +361,14 @@ fn read_har(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let body = e
-            .pointer("/request/postData/text")
-            .and_then(Value::as_str)
+        let post = har_text(
+            path,
+            &place,
+            "request.postData",
+            e.pointer("/request/postData"),
+        )?;
+        let body = post
+            .as_deref()
             .and_then(|t| serde_json::from_str::<Value>(t).ok());
         if url.contains("count_tokens")
             || body
@@ -398,11 +403,59 @@ fn read_har(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
             ..Exchange::default()
         };
         fill_hints(&mut ex, e.pointer("/request/headers"));
-        let raw = e.pointer("/response/content/text").and_then(Value::as_str);
-        fill_response(&mut ex, None, raw, e.pointer("/response/headers"));
+        let raw = har_text(
+            path,
+            &ex.place,
+            "response.content",
+            e.pointer("/response/content"),
+        )?;
+        fill_response(
+            &mut ex,
+            None,
+            raw.as_deref(),
+            e.pointer("/response/headers"),
+        );
         out.push(ex);
     }
     Ok(out)
+}
+
+/// The `text` of a HAR `content` (or `postData`) object, decoded when its `encoding` is
+/// `base64`. HAR 1.2 (w3c-webperf "HTTP Archive (HAR) format", `content`: "encoding [string,
+/// optional] - Encoding used for response text field e.g \"base64\"") defines the field on
+/// responses; some tools write it on `postData` too, read the same way.
+fn har_text(
+    path: &Path,
+    place: &str,
+    what: &str,
+    obj: Option<&Value>,
+) -> Result<Option<String>, LogError> {
+    use base64::Engine as _;
+    let Some(text) = obj.and_then(|o| o.get("text")).and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let encoding = obj.and_then(|o| o.get("encoding")).and_then(Value::as_str);
+    if !encoding.is_some_and(|e| e.eq_ignore_ascii_case("base64")) {
+        return Ok(Some(text.to_string()));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|err| {
+            LogError::new(
+                path,
+                place,
+                format!("{what}.text says `encoding: base64` but is not valid base64: {err}"),
+                format!("re-export the capture; if {what}.text is plain text, drop its `encoding` field"),
+            )
+        })?;
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        LogError::new(
+            path,
+            place,
+            format!("{what}.text decodes from base64 to bytes that are not UTF-8 text"),
+            "a compressed body (gzip, br) must be saved decompressed: export the HAR with decoded content",
+        )
+    })
 }
 
 /// An OTLP attribute value as JSON.
