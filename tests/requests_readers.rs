@@ -188,8 +188,10 @@ fn har_base64_bodies_are_decoded_and_bad_base64_exits_2() {
     use base64::Engine as _;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     // Entry 1: the response text is base64 (HAR 1.2 `content.encoding`); entry 2: the request
-    // body too (`postData.encoding`, as some proxies write). Decoded, the bills are read:
-    // 0 / 1,600 then 1,600 / 40.
+    // body too (`postData.encoding`, as some proxies write). Decoded, the bills are read
+    // (0 / 1,600 then 1,600 / 0) and the second body is the first one again, so the replay
+    // reads the 1,600 tokens of the marked system block: a wrong decoding has no body or no
+    // usage and fails one of these.
     let mut a = har_entry("2026-12-01T10:00:00.000Z", "hi", 0, 1600);
     let text = a["response"]["content"]["text"]
         .as_str()
@@ -197,7 +199,7 @@ fn har_base64_bodies_are_decoded_and_bad_base64_exits_2() {
         .to_string();
     a["response"]["content"] =
         json!({"mimeType": "application/json", "encoding": "base64", "text": b64(&text)});
-    let mut b = har_entry("2026-12-01T10:01:00.000Z", "hi again", 1600, 40);
+    let mut b = har_entry("2026-12-01T10:01:00.000Z", "hi", 1600, 0);
     let post = b["request"]["postData"]["text"]
         .as_str()
         .unwrap()
@@ -215,7 +217,7 @@ fn har_base64_bodies_are_decoded_and_bad_base64_exits_2() {
     );
     assert_eq!(
         (rows[1].billed_read, rows[1].billed_write),
-        (Some(1600), Some(40))
+        (Some(1600), Some(0))
     );
     assert_eq!(rows[1].predicted_read, 1600);
 
