@@ -239,3 +239,88 @@ fn har_base64_bodies_are_decoded_and_bad_base64_exits_2() {
         "{err}"
     );
 }
+
+/// An OTLP log record: the event name as its body, string attributes.
+fn otel_record(ms: u64, event: &str, attrs: &[(&str, String)]) -> serde_json::Value {
+    let attributes: Vec<serde_json::Value> = attrs
+        .iter()
+        .map(|(k, v)| json!({"key": k, "value": {"stringValue": v}}))
+        .collect();
+    json!({"timeUnixNano": (ms * 1_000_000).to_string(), "body": {"stringValue": event}, "attributes": attributes})
+}
+
+#[test]
+fn otel_raw_bodies_give_the_exact_requests() {
+    // Two requests with OTEL_LOG_RAW_API_BODIES=1: the second's system prompt says "terse!"
+    // where the first said "terse." (offset 13 of system[0].text), so nothing is read. Request
+    // 1's usage comes from its response body (1,600 written), request 2's from its
+    // claude_code.api_request event (cache_creation_tokens 1,600, cache_read_tokens 0).
+    let b1 = body("hi");
+    let mut b2 = body("hi");
+    b2["system"][0]["text"] = json!("You are terse! ".repeat(400));
+    let r1 = json!({"type": "message", "usage": {"input_tokens": 5, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 1600, "output_tokens": 9}});
+    let t0 = 1_764_583_200_000u64;
+    let records = vec![
+        otel_record(
+            t0,
+            "claude_code.api_request_body",
+            &[("body", b1.to_string())],
+        ),
+        otel_record(
+            t0 + 900,
+            "claude_code.api_response_body",
+            &[("body", r1.to_string())],
+        ),
+        otel_record(
+            t0 + 60_000,
+            "claude_code.api_request_body",
+            &[("body", b2.to_string())],
+        ),
+        otel_record(
+            t0 + 60_900,
+            "claude_code.api_response_body",
+            &[("body", json!({"type": "message"}).to_string())],
+        ),
+        otel_record(
+            t0 + 60_950,
+            "claude_code.api_request",
+            &[
+                ("model", "claude-sonnet-4-5".into()),
+                ("input_tokens", "5".into()),
+                ("cache_read_tokens", "0".into()),
+                ("cache_creation_tokens", "1600".into()),
+                ("output_tokens", "9".into()),
+            ],
+        ),
+    ];
+    let doc = json!({"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]});
+    let f = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(f.path(), doc.to_string()).unwrap();
+    let (_, rows) = explain_file(f.path(), None, &PriceTable::bundled()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0].billed_read, rows[0].billed_write),
+        (Some(0), Some(1600))
+    );
+    assert_eq!(
+        (rows[1].billed_read, rows[1].billed_write),
+        (Some(0), Some(1600))
+    );
+    assert_eq!(rows[1].at_ms, 60_000);
+    assert_eq!(rows[1].diverges_at.as_deref(), Some("system[0].text@13"));
+    assert_eq!(rows[1].cause, plancache::requests::Cause::SystemChanged);
+    assert_eq!(rows[1].predicted_read, 0);
+
+    // An inline body cut short: exit 2 naming the record.
+    let cut = json!({"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        otel_record(t0, "claude_code.api_request_body", &[("body", "{\"model\": \"claude".into())])
+    ]}]}]});
+    let g = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(g.path(), cut.to_string()).unwrap();
+    let (code, err) = run(&["explain", g.path().to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("record 1") && err.contains("not JSON") && err.contains("hint:"),
+        "{err}"
+    );
+}
