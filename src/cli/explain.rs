@@ -1,13 +1,12 @@
 //! `plancache explain`: why each request of a raw API log read what it read.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use super::common::prices;
 use super::CliError;
-use crate::requests::{self, ExplainRow, LogKind};
+use crate::requests::{self, LogKind};
 
 /// Explain every request of a raw API log (VCR cassette, claude-trace JSONL, HAR, OTel JSON).
 #[derive(Debug, Args)]
@@ -63,8 +62,8 @@ pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
         ExplainFormat::Json => {
             serde_json::to_string_pretty(&rows).map_err(|e| CliError::input(e.to_string()))? + "\n"
         }
-        ExplainFormat::Table => render(&rows, false),
-        ExplainFormat::Markdown => render(&rows, true),
+        ExplainFormat::Table => requests::view::render(&rows, false),
+        ExplainFormat::Markdown => requests::view::render(&rows, true),
     };
     print!("{text}");
     let exact = rows
@@ -80,138 +79,6 @@ pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
         if log.timed { "" } else { "; no timestamps in the log: requests placed 1 s apart" }
     );
     Ok(())
-}
-
-fn opt(n: Option<u64>) -> String {
-    n.map_or("-".into(), |n| n.to_string())
-}
-
-/// The columns of `explain`'s table (and of the report's per-request view of a log).
-const HEAD: [&str; 10] = [
-    "#",
-    "stream",
-    "model",
-    "prompt",
-    "read",
-    "write",
-    "pred read",
-    "pred write",
-    "first difference",
-    "cause",
-];
-
-/// One table row per explained request (a break's number marked `*`).
-fn cells(rows: &[ExplainRow]) -> Vec<[String; 10]> {
-    rows.iter()
-        .map(|r| {
-            [
-                format!("{}{}", r.index + 1, if r.is_break { "*" } else { "" }),
-                r.stream.clone(),
-                r.model.clone(),
-                r.prompt.to_string(),
-                opt(r.billed_read),
-                opt(r.billed_write),
-                r.predicted_read.to_string(),
-                r.predicted_write.to_string(),
-                r.diverges_at.clone().unwrap_or_else(|| "-".into()),
-                r.cause.name().to_string(),
-            ]
-        })
-        .collect()
-}
-
-/// One line per request with a cause: its detail, the marks it invalidates, the provider's
-/// verdict.
-fn details(rows: &[ExplainRow]) -> Vec<String> {
-    rows.iter()
-        .filter(|r| r.cause != requests::Cause::None)
-        .map(|r| {
-            let mut line = format!("{} ({}): {}", r.index + 1, r.place, r.detail);
-            if !r.invalidated.is_empty() {
-                let _ = write!(line, "; invalidates {}", r.invalidated.join(", "));
-            }
-            if let Some(v) = &r.verdict {
-                let _ = write!(line, "; provider says: {v}");
-            }
-            line
-        })
-        .collect()
-}
-
-/// The table (or Markdown table) of rows, then one line per break with its detail.
-pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
-    let head = HEAD;
-    let cells = cells(rows);
-    let mut out = String::new();
-    if markdown {
-        let _ = writeln!(out, "| {} |", head.join(" | "));
-        let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
-        for c in &cells {
-            let _ = writeln!(
-                out,
-                "| {} |",
-                c.join(" | ").replace('|', "\\|").replace(" \\| ", " | ")
-            );
-        }
-    } else {
-        let widths: Vec<usize> = (0..head.len())
-            .map(|k| {
-                cells
-                    .iter()
-                    .map(|c| c[k].chars().count())
-                    .chain([head[k].len()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |c: &[&str]| -> String {
-            c.iter()
-                .zip(&widths)
-                .map(|(s, w)| format!("{s:<w$}"))
-                .collect::<Vec<_>>()
-                .join("  ")
-                .trim_end()
-                .to_string()
-        };
-        let _ = writeln!(out, "{}", line(&head));
-        for c in &cells {
-            let v: Vec<&str> = c.iter().map(String::as_str).collect();
-            let _ = writeln!(out, "{}", line(&v));
-        }
-    }
-    out.push('\n');
-    let bullet = if markdown { "- " } else { "" };
-    for line in details(rows) {
-        let _ = writeln!(out, "{bullet}{line}");
-    }
-    out
-}
-
-/// The same table and lines as HTML, for the report.
-pub fn render_html(rows: &[ExplainRow]) -> String {
-    let esc = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-    };
-    let mut out = String::from("<table>\n<thead><tr>");
-    for h in HEAD {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for c in cells(rows) {
-        out.push_str("<tr>");
-        for v in &c {
-            let _ = write!(out, "<td>{}</td>", esc(v));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table>\n<ul>\n");
-    for line in details(rows) {
-        let _ = writeln!(out, "<li>{}</li>", esc(&line));
-    }
-    out.push_str("</ul>\n");
-    out
 }
 
 /// `plancache import requests LOG`: one scenario per stream of a raw API log.

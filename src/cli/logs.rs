@@ -174,12 +174,12 @@ pub(super) fn report_sections(
         let _ = write!(
             md,
             "\n### Requests: why each read fell\n\n{}",
-            super::explain::render(&explained, true)
+            requests::view::render(&explained, true)
         );
         let _ = write!(
             html,
             "<h3>Requests: why each read fell</h3>\n{}",
-            super::explain::render_html(&explained)
+            requests::view::render_html(&explained)
         );
         let text = serde_json::to_string_pretty(&explained)
             .map_err(|e| CliError::input(e.to_string()))?

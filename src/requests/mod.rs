@@ -15,6 +15,7 @@ pub mod export;
 pub mod read;
 pub mod scenario;
 pub mod usage;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 
