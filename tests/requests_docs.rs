@@ -65,3 +65,21 @@ fn worked_example_tables_match_the_commands() {
     // (6,000 + 900 + 1,180 + 1,210).
     assert!(as_sent.contains("   17800     9290"), "{as_sent}");
 }
+
+#[test]
+fn saving_per_design_block_matches_the_commands() {
+    let doc = std::fs::read_to_string(root().join("docs/raw-requests.md")).unwrap();
+    let log = "tests/fixtures/raw-requests/worked-example.jsonl";
+    let base = [
+        "run",
+        log,
+        "--cache",
+        "anthropic-auto",
+        "--strategy",
+        "permission-mode,frozen-tools,system-message",
+    ];
+    let mut ttl = base.to_vec();
+    ttl.extend(["--ttl", "1h"]);
+    let expected = format!("```\n{}{}```\n", plancache(&base), plancache(&ttl));
+    assert_eq!(between(&doc, "designs"), expected);
+}

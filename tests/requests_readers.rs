@@ -182,3 +182,145 @@ fn openai_responses_bodies_replay_on_the_openai_cache() {
     );
     assert_eq!(rows[1].cause, plancache::requests::Cause::None);
 }
+
+#[test]
+fn har_base64_bodies_are_decoded_and_bad_base64_exits_2() {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    // Entry 1: the response text is base64 (HAR 1.2 `content.encoding`); entry 2: the request
+    // body too (`postData.encoding`, as some proxies write). Decoded, the bills are read
+    // (0 / 1,600 then 1,600 / 0) and the second body is the first one again, so the replay
+    // reads the 1,600 tokens of the marked system block: a wrong decoding has no body or no
+    // usage and fails one of these.
+    let mut a = har_entry("2026-12-01T10:00:00.000Z", "hi", 0, 1600);
+    let text = a["response"]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    a["response"]["content"] =
+        json!({"mimeType": "application/json", "encoding": "base64", "text": b64(&text)});
+    let mut b = har_entry("2026-12-01T10:01:00.000Z", "hi", 1600, 0);
+    let post = b["request"]["postData"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b["request"]["postData"] =
+        json!({"mimeType": "application/json", "encoding": "base64", "text": b64(&post)});
+    let doc = json!({"log": {"version": "1.2", "entries": [a, b]}});
+    let f = tempfile::Builder::new().suffix(".har").tempfile().unwrap();
+    std::fs::write(f.path(), doc.to_string()).unwrap();
+    let (_, rows) = explain_file(f.path(), None, &PriceTable::bundled()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0].billed_read, rows[0].billed_write),
+        (Some(0), Some(1600))
+    );
+    assert_eq!(
+        (rows[1].billed_read, rows[1].billed_write),
+        (Some(1600), Some(0))
+    );
+    assert_eq!(rows[1].predicted_read, 1600);
+
+    let mut bad = har_entry("2026-12-01T10:00:00.000Z", "hi", 0, 1600);
+    bad["response"]["content"] =
+        json!({"mimeType": "application/json", "encoding": "base64", "text": "not base64!"});
+    let doc = json!({"log": {"version": "1.2", "entries": [bad]}});
+    let g = tempfile::Builder::new().suffix(".har").tempfile().unwrap();
+    std::fs::write(g.path(), doc.to_string()).unwrap();
+    let name = g.path().file_name().unwrap().to_str().unwrap().to_string();
+    let (code, err) = run(&["explain", g.path().to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&name)
+            && err.contains("entry 1")
+            && err.contains("response.content.text")
+            && err.contains("base64")
+            && err.contains("hint:"),
+        "{err}"
+    );
+}
+
+/// An OTLP log record: the event name as its body, string attributes.
+fn otel_record(ms: u64, event: &str, attrs: &[(&str, String)]) -> serde_json::Value {
+    let attributes: Vec<serde_json::Value> = attrs
+        .iter()
+        .map(|(k, v)| json!({"key": k, "value": {"stringValue": v}}))
+        .collect();
+    json!({"timeUnixNano": (ms * 1_000_000).to_string(), "body": {"stringValue": event}, "attributes": attributes})
+}
+
+#[test]
+fn otel_raw_bodies_give_the_exact_requests() {
+    // Two requests with OTEL_LOG_RAW_API_BODIES=1: the second's system prompt says "terse!"
+    // where the first said "terse." (offset 13 of system[0].text), so nothing is read. Request
+    // 1's usage comes from its response body (1,600 written), request 2's from its
+    // claude_code.api_request event (cache_creation_tokens 1,600, cache_read_tokens 0).
+    let b1 = body("hi");
+    let mut b2 = body("hi");
+    b2["system"][0]["text"] = json!("You are terse! ".repeat(400));
+    let r1 = json!({"type": "message", "usage": {"input_tokens": 5, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 1600, "output_tokens": 9}});
+    let t0 = 1_764_583_200_000u64;
+    let records = vec![
+        otel_record(
+            t0,
+            "claude_code.api_request_body",
+            &[("body", b1.to_string())],
+        ),
+        otel_record(
+            t0 + 900,
+            "claude_code.api_response_body",
+            &[("body", r1.to_string())],
+        ),
+        otel_record(
+            t0 + 60_000,
+            "claude_code.api_request_body",
+            &[("body", b2.to_string())],
+        ),
+        otel_record(
+            t0 + 60_900,
+            "claude_code.api_response_body",
+            &[("body", json!({"type": "message"}).to_string())],
+        ),
+        otel_record(
+            t0 + 60_950,
+            "claude_code.api_request",
+            &[
+                ("model", "claude-sonnet-4-5".into()),
+                ("input_tokens", "5".into()),
+                ("cache_read_tokens", "0".into()),
+                ("cache_creation_tokens", "1600".into()),
+                ("output_tokens", "9".into()),
+            ],
+        ),
+    ];
+    let doc = json!({"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]});
+    let f = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(f.path(), doc.to_string()).unwrap();
+    let (_, rows) = explain_file(f.path(), None, &PriceTable::bundled()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0].billed_read, rows[0].billed_write),
+        (Some(0), Some(1600))
+    );
+    assert_eq!(
+        (rows[1].billed_read, rows[1].billed_write),
+        (Some(0), Some(1600))
+    );
+    assert_eq!(rows[1].at_ms, 60_000);
+    assert_eq!(rows[1].diverges_at.as_deref(), Some("system[0].text@13"));
+    assert_eq!(rows[1].cause, plancache::requests::Cause::SystemChanged);
+    assert_eq!(rows[1].predicted_read, 0);
+
+    // An inline body cut short: exit 2 naming the record.
+    let cut = json!({"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        otel_record(t0, "claude_code.api_request_body", &[("body", "{\"model\": \"claude".into())])
+    ]}]}]});
+    let g = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(g.path(), cut.to_string()).unwrap();
+    let (code, err) = run(&["explain", g.path().to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("record 1") && err.contains("not JSON") && err.contains("hint:"),
+        "{err}"
+    );
+}

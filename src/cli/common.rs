@@ -49,6 +49,20 @@ pub fn scenario_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
     Ok(out)
 }
 
+/// A scenario file's text.
+fn scenario_text(path: &Path) -> Result<String, CliError> {
+    match crate::budget::read_text(path, "scenario") {
+        Ok(text) => Ok(text),
+        // Within the size limit but not UTF-8: the full reader says where.
+        Err(e) if e.contains("not UTF-8") => crate::scenario::messages::read_text(path)
+            .map_err(|utf8| CliError::input(format!("{}: {utf8}", path.display()))),
+        Err(e) => Err(CliError::input(format!(
+            "{}: {e}\n  hint: check the path; with no argument plancache reads scenarios/*.toml",
+            path.display()
+        ))),
+    }
+}
+
 /// Loads every scenario; text content is tokenized with one shared, lazily loaded tokenizer per
 /// encoding.
 pub fn load_sessions(paths: &[PathBuf]) -> Result<Vec<Session>, CliError> {
@@ -64,37 +78,32 @@ pub fn load_sessions_with(
     let mut tokenizers: Vec<Arc<Tokenizer>> = Vec::new();
     let mut sessions = Vec::new();
     for path in paths {
-        let text = match crate::budget::read_text(path, "scenario") {
-            Ok(text) => text,
-            // Within the size limit but not UTF-8: the full reader says where.
-            Err(e) if e.contains("not UTF-8") => crate::scenario::messages::read_text(path)
-                .map_err(|utf8| CliError::input(format!("{}: {utf8}", path.display())))?,
-            Err(e) => {
-                return Err(CliError::input(format!(
-                    "{}: {e}\n  hint: check the path; with no argument plancache reads scenarios/*.toml",
-                    path.display()
-                )))
-            }
+        // A raw API request log stands for the scenario of each of its streams.
+        let texts = match super::logs::log_input(path) {
+            Some(kind) => super::logs::log_texts(path, kind)?,
+            None => vec![scenario_text(path)?],
         };
-        let text = overrides
-            .apply(&text, path)
-            .map_err(|e| CliError::input(e.to_string()))?;
-        let scenario =
-            crate::scenario::load_str(&text, path).map_err(|e| CliError::input(e.to_string()))?;
-        let tok = match tokenizers
-            .iter()
-            .find(|t| t.encoding() == scenario.tokenizer)
-        {
-            Some(t) => t.clone(),
-            None => {
-                let t = Arc::new(Tokenizer::new(scenario.tokenizer));
-                tokenizers.push(t.clone());
-                t
-            }
-        };
-        let session =
-            Session::new(scenario, path, &text, tok).map_err(|e| CliError::input(e.to_string()))?;
-        sessions.push(session);
+        for text in texts {
+            let text = overrides
+                .apply(&text, path)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            let scenario = crate::scenario::load_str(&text, path)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            let tok = match tokenizers
+                .iter()
+                .find(|t| t.encoding() == scenario.tokenizer)
+            {
+                Some(t) => t.clone(),
+                None => {
+                    let t = Arc::new(Tokenizer::new(scenario.tokenizer));
+                    tokenizers.push(t.clone());
+                    t
+                }
+            };
+            let session = Session::new(scenario, path, &text, tok)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            sessions.push(session);
+        }
     }
     for note in
         Session::assign_output_keys(&mut sessions).map_err(|e| CliError::input(e.to_string()))?

@@ -1,13 +1,12 @@
 //! `plancache explain`: why each request of a raw API log read what it read.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use super::common::prices;
 use super::CliError;
-use crate::requests::{self, ExplainRow, LogKind};
+use crate::requests::{self, LogKind};
 
 /// Explain every request of a raw API log (VCR cassette, claude-trace JSONL, HAR, OTel JSON).
 #[derive(Debug, Args)]
@@ -63,8 +62,8 @@ pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
         ExplainFormat::Json => {
             serde_json::to_string_pretty(&rows).map_err(|e| CliError::input(e.to_string()))? + "\n"
         }
-        ExplainFormat::Table => render(&rows, false),
-        ExplainFormat::Markdown => render(&rows, true),
+        ExplainFormat::Table => requests::view::render(&rows, false),
+        ExplainFormat::Markdown => requests::view::render(&rows, true),
     };
     print!("{text}");
     let exact = rows
@@ -82,93 +81,6 @@ pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn opt(n: Option<u64>) -> String {
-    n.map_or("-".into(), |n| n.to_string())
-}
-
-/// The table (or Markdown table) of rows, then one line per break with its detail.
-pub fn render(rows: &[ExplainRow], markdown: bool) -> String {
-    let head = [
-        "#",
-        "stream",
-        "model",
-        "prompt",
-        "read",
-        "write",
-        "pred read",
-        "pred write",
-        "first difference",
-        "cause",
-    ];
-    let cells: Vec<[String; 10]> = rows
-        .iter()
-        .map(|r| {
-            [
-                format!("{}{}", r.index + 1, if r.is_break { "*" } else { "" }),
-                r.stream.clone(),
-                r.model.clone(),
-                r.prompt.to_string(),
-                opt(r.billed_read),
-                opt(r.billed_write),
-                r.predicted_read.to_string(),
-                r.predicted_write.to_string(),
-                r.diverges_at.clone().unwrap_or_else(|| "-".into()),
-                r.cause.name().to_string(),
-            ]
-        })
-        .collect();
-    let mut out = String::new();
-    if markdown {
-        let _ = writeln!(out, "| {} |", head.join(" | "));
-        let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
-        for c in &cells {
-            let _ = writeln!(
-                out,
-                "| {} |",
-                c.join(" | ").replace('|', "\\|").replace(" \\| ", " | ")
-            );
-        }
-    } else {
-        let widths: Vec<usize> = (0..head.len())
-            .map(|k| {
-                cells
-                    .iter()
-                    .map(|c| c[k].chars().count())
-                    .chain([head[k].len()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |c: &[&str]| -> String {
-            c.iter()
-                .zip(&widths)
-                .map(|(s, w)| format!("{s:<w$}"))
-                .collect::<Vec<_>>()
-                .join("  ")
-                .trim_end()
-                .to_string()
-        };
-        let _ = writeln!(out, "{}", line(&head));
-        for c in &cells {
-            let v: Vec<&str> = c.iter().map(String::as_str).collect();
-            let _ = writeln!(out, "{}", line(&v));
-        }
-    }
-    out.push('\n');
-    for r in rows.iter().filter(|r| r.cause != requests::Cause::None) {
-        let bullet = if markdown { "- " } else { "" };
-        let _ = write!(out, "{bullet}{} ({}): {}", r.index + 1, r.place, r.detail);
-        if !r.invalidated.is_empty() {
-            let _ = write!(out, "; invalidates {}", r.invalidated.join(", "));
-        }
-        if let Some(v) = &r.verdict {
-            let _ = write!(out, "; provider says: {v}");
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// `plancache import requests LOG`: one scenario per stream of a raw API log.
 pub fn import_requests(
     log: &std::path::Path,
@@ -177,14 +89,7 @@ pub fn import_requests(
 ) -> Result<(), CliError> {
     let exchanges = requests::read_log(log, kind).map_err(|e| CliError::input(e.to_string()))?;
     let built = requests::build_log(log, &exchanges).map_err(|e| CliError::input(e.to_string()))?;
-    let name = log
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("requests")
-        .replace(
-            |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
-            "-",
-        );
+    let name = super::logs::log_name(log);
     let source = log.display().to_string();
     let exact = built
         .requests

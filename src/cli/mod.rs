@@ -9,6 +9,7 @@ mod explain;
 mod export;
 mod generate;
 mod import;
+mod logs;
 mod merge;
 pub mod output;
 mod params;

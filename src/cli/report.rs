@@ -57,11 +57,14 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     )?;
     args.params.apply_env(&mut env);
     let overrides = args.params.overrides();
-    let (_, run) = load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;
+    let (sessions, mut run) =
+        load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;
+    super::logs::add_as_sent(&args.scenarios, &sessions, &caches, &env, &mut run)?;
     // Written as one transaction: an interrupted or failed run leaves the previous report, and a
     // complete one replaces it, stale charts included.
     let out = OutputDir::begin(&args.out, "report").map_err(CliError::input)?;
     report::write(out.path(), &run, &env.prices, &strategies).map_err(CliError::input)?;
+    super::logs::write_report_sections(out.path(), &args.scenarios, &run, &env.prices)?;
     out.commit().map_err(CliError::input)?;
     eprintln!("wrote {}", args.out.display());
     check_equivalence(&run)

@@ -69,7 +69,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub params: ParamArgs,
     /// The strategy the table's "× cost" and "Δ hit rate" columns and the verdicts compare
-    /// against (default: the first strategy run).
+    /// against (default: the first strategy run; `as-sent`, the log as sent, when a raw API
+    /// request log is given).
     #[arg(long, value_name = "STRATEGY")]
     pub reference: Option<String>,
 }
@@ -179,20 +180,28 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     let caches = cache_list(&args.cache)?;
     let outs = outputs(&args)?;
     let names: Vec<&str> = strategies.iter().map(|s| s.name()).collect();
-    let reference = reference(args.reference.as_deref(), &names)?;
+    // A raw request log brings the log as sent, the default reference.
+    let logs = !super::logs::logs(&args.scenarios).is_empty();
+    let designs: Vec<&str> = logs
+        .then_some(crate::requests::as_sent::AS_SENT)
+        .into_iter()
+        .chain(names.iter().copied())
+        .collect();
+    let reference = reference(args.reference.as_deref(), &designs)?;
     let mut env = crate::engine::ReplayEnv {
         prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
         caches: super::common::cache_config(args.cache_config.as_deref())?,
         ..crate::engine::ReplayEnv::default()
     };
     args.params.apply_env(&mut env);
-    let (sessions, report) = load_and_replay_with(
+    let (sessions, mut report) = load_and_replay_with(
         &args.scenarios,
         &args.params.overrides(),
         &strategies,
         &caches,
         &env,
     )?;
+    super::logs::add_as_sent(&args.scenarios, &sessions, &caches, &env, &mut report)?;
     for w in context_overruns(&report, &env.prices) {
         output::warn(&w);
     }
@@ -247,11 +256,16 @@ fn table_text(report: &crate::engine::RunReport, reference: Option<&str>) -> Str
     let rows = report.summaries();
     let table = match reference {
         Some(r) => {
-            let mut t = export::render_table_with(
-                &rows,
-                &export::reference::HEADERS,
-                &export::reference::cells(&rows, r),
-            );
+            let mut headers = export::reference::HEADERS.to_vec();
+            let mut cells = export::reference::cells(&rows, r);
+            // Against the log as sent, also what each design saves in dollars.
+            if r == crate::requests::as_sent::AS_SENT {
+                headers.push("saving $");
+                for (c, s) in cells.iter_mut().zip(export::reference::savings(&rows, r)) {
+                    c.push(s);
+                }
+            }
+            let mut t = export::render_table_with(&rows, &headers, &cells);
             let verdicts = export::reference::verdicts(&rows, r);
             if !verdicts.is_empty() {
                 t.push('\n');

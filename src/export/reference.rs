@@ -42,6 +42,26 @@ pub fn cells(rows: &[SummaryRow], reference: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// What a row saves against its reference, in dollars (`0.0039`; negative when it costs more;
+/// `ref` on the reference's own rows, empty without a reference). Printed beside the relative
+/// columns when the reference is the log as sent (`plancache run LOG`).
+pub fn savings(rows: &[SummaryRow], reference: &str) -> Vec<String> {
+    rows.iter()
+        .map(|r| match reference_of(rows, r, reference) {
+            Some(base) if base.strategy == r.strategy => "ref".into(),
+            Some(base) => {
+                let s = format!("{:.4}", base.cost_usd - r.cost_usd);
+                if s == "-0.0000" {
+                    "0.0000".into()
+                } else {
+                    s
+                }
+            }
+            None => String::new(),
+        })
+        .collect()
+}
+
 /// One line per scenario and cache model: the cheapest strategy and its cost against the
 /// reference's (`exercise-3: history-reset: 0.61× the cost of toolset-swap`); when the
 /// reference is the cheapest, the next cheapest against it.

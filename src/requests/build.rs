@@ -24,6 +24,9 @@ use crate::prompt::{
     Tokenizer,
 };
 
+/// Label of the segment after a request's last block: the API's few tokens of turn framing.
+pub const TRAILER: &str = "(after the last block)";
+
 /// How a request's token lengths relate to its bill.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -286,7 +289,7 @@ fn fit_body(
             id,
             Level::Messages,
             Some(Role::User),
-            "(after the last block)",
+            TRAILER,
             off_b as u32,
             None,
         ));

@@ -137,24 +137,34 @@ fn fmt_ms(ms: u64) -> String {
     humantime::format_duration(std::time::Duration::from_secs(ms / 1000)).to_string()
 }
 
+/// The cache model of the exact replay: the breakpoint model with the log's own marks when
+/// the log states any, else the OpenAI-style prefix cache.
+pub fn exact_cache_name(log: &BuiltLog) -> &'static str {
+    if log.requests.iter().any(|r| !marks(r).is_empty()) {
+        "anthropic-explicit"
+    } else {
+        "openai"
+    }
+}
+
 /// Replays the requests (a warm start first writes the prefix the first read found).
 fn replay(log: &BuiltLog, prices: &PriceTable) -> Vec<cache::CacheOutcome> {
     let mut prices = prices.clone();
     prices.pin(log.requests.iter().map(|r| r.request.model.as_str()));
-    let any_mark = log.requests.iter().any(|r| !marks(r).is_empty());
-    let name = if any_mark {
-        "anthropic-explicit"
-    } else {
-        "openai"
-    };
-    let mut c = cache::build(name, &prices).expect("bundled cache model");
+    let mut c = cache::build(exact_cache_name(log), &prices).expect("bundled cache model");
+    replay_on(log, c.as_mut())
+}
+
+/// Replays every request of the log, in send order and as sent, against `c` (shared by all
+/// streams, as the provider's cache is); one outcome per request.
+pub fn replay_on(log: &BuiltLog, c: &mut dyn CacheModel) -> Vec<cache::CacheOutcome> {
     const SHIFT: u64 = 1000;
     let mut out = Vec::with_capacity(log.requests.len());
     for r in &log.requests {
         let mut req = r.request.clone();
         req.sent_at_ms += SHIFT;
         if r.warm_start {
-            warm(c.as_mut(), &req, r.usage.as_ref().map_or(0, |u| u.read));
+            warm(c, &req, r.usage.as_ref().map_or(0, |u| u.read));
         }
         let o = c.lookup(&req);
         let visible = req.sent_at_ms + r.ttfb_ms.unwrap_or(1).max(1);

@@ -6,6 +6,7 @@
 //!
 //! See docs/raw-requests.md.
 
+pub mod as_sent;
 pub mod body;
 pub mod build;
 pub mod diff;
@@ -14,6 +15,7 @@ pub mod export;
 pub mod read;
 pub mod scenario;
 pub mod usage;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 

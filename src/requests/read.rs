@@ -20,6 +20,9 @@
 //!   `gen_ai.usage.output_tokens`; Claude Code's `claude_code.api_request` events: `model`,
 //!   `input_tokens` (Anthropic's: after the last breakpoint), `cache_read_tokens`,
 //!   `cache_creation_tokens`, `output_tokens` (code.claude.com/docs/en/monitoring-usage).
+//!   With `OTEL_LOG_RAW_API_BODIES=1`, `claude_code.api_request_body` /
+//!   `claude_code.api_response_body` events with a `body` attribute (not in Claude Code's own
+//!   docs: see [`otel_exchanges`]).
 
 use std::path::Path;
 
@@ -361,9 +364,14 @@ fn read_har(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let body = e
-            .pointer("/request/postData/text")
-            .and_then(Value::as_str)
+        let post = har_text(
+            path,
+            &place,
+            "request.postData",
+            e.pointer("/request/postData"),
+        )?;
+        let body = post
+            .as_deref()
             .and_then(|t| serde_json::from_str::<Value>(t).ok());
         if url.contains("count_tokens")
             || body
@@ -398,11 +406,59 @@ fn read_har(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
             ..Exchange::default()
         };
         fill_hints(&mut ex, e.pointer("/request/headers"));
-        let raw = e.pointer("/response/content/text").and_then(Value::as_str);
-        fill_response(&mut ex, None, raw, e.pointer("/response/headers"));
+        let raw = har_text(
+            path,
+            &ex.place,
+            "response.content",
+            e.pointer("/response/content"),
+        )?;
+        fill_response(
+            &mut ex,
+            None,
+            raw.as_deref(),
+            e.pointer("/response/headers"),
+        );
         out.push(ex);
     }
     Ok(out)
+}
+
+/// The `text` of a HAR `content` (or `postData`) object, decoded when its `encoding` is
+/// `base64`. HAR 1.2 (w3c-webperf "HTTP Archive (HAR) format", `content`: "encoding [string,
+/// optional] - Encoding used for response text field e.g \"base64\"") defines the field on
+/// responses; some tools write it on `postData` too, read the same way.
+fn har_text(
+    path: &Path,
+    place: &str,
+    what: &str,
+    obj: Option<&Value>,
+) -> Result<Option<String>, LogError> {
+    use base64::Engine as _;
+    let Some(text) = obj.and_then(|o| o.get("text")).and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let encoding = obj.and_then(|o| o.get("encoding")).and_then(Value::as_str);
+    if !encoding.is_some_and(|e| e.eq_ignore_ascii_case("base64")) {
+        return Ok(Some(text.to_string()));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|err| {
+            LogError::new(
+                path,
+                place,
+                format!("{what}.text says `encoding: base64` but is not valid base64: {err}"),
+                format!("re-export the capture; if {what}.text is plain text, drop its `encoding` field"),
+            )
+        })?;
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        LogError::new(
+            path,
+            place,
+            format!("{what}.text decodes from base64 to bytes that are not UTF-8 text"),
+            "a compressed body (gzip, br) must be saved decompressed: export the HAR with decoded content",
+        )
+    })
 }
 
 /// An OTLP attribute value as JSON.
@@ -533,23 +589,120 @@ fn read_otel(path: &Path, text: &str) -> Result<Vec<Exchange>, LogError> {
                 .into_iter()
                 .flatten()
             {
-                records.push((nanos(lr.get("timeUnixNano")).unwrap_or(0), otel_attrs(lr)));
+                let mut a = otel_attrs(lr);
+                // The event name: the record's body (Claude Code writes it there) or
+                // `event.name`; kept under a key no attribute uses.
+                if let Some(name) = lr.pointer("/body/stringValue").cloned() {
+                    a.entry(EVENT_KEY).or_insert(name);
+                }
+                records.push((nanos(lr.get("timeUnixNano")).unwrap_or(0), a));
             }
         }
     }
     records.sort_by_key(|r| r.0);
-    let mut out = Vec::new();
+    otel_exchanges(path, &records)
+}
+
+/// Where the reader keeps a log record's event name among its attributes.
+const EVENT_KEY: &str = "\u{0}event";
+
+/// A record's event name without Claude Code's `claude_code.` prefix.
+fn event_name(a: &serde_json::Map<String, Value>) -> Option<&str> {
+    let n = a
+        .get("event.name")
+        .or_else(|| a.get(EVENT_KEY))
+        .and_then(Value::as_str)?;
+    Some(n.strip_prefix("claude_code.").unwrap_or(n))
+}
+
+/// The request JSON in a raw-body event's `body` attribute.
+fn raw_body(
+    path: &Path,
+    place: &str,
+    a: &serde_json::Map<String, Value>,
+) -> Result<Value, LogError> {
+    let text = a.get("body").and_then(Value::as_str).ok_or_else(|| {
+        LogError::new(
+            path,
+            place,
+            "a raw-body event without a `body` attribute",
+            "export with OTEL_LOG_RAW_API_BODIES=1 (and CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1), or drop the record",
+        )
+    })?;
+    serde_json::from_str(text).map_err(|e| {
+        LogError::new(
+            path,
+            place,
+            format!("the `body` attribute is not JSON ({e}); Claude Code cuts long inline bodies"),
+            "capture a session this long with claude-trace or a proxy (HAR), which keep whole bodies",
+        )
+    })
+}
+
+/// Pairs the records into exchanges, in time order. Claude Code with
+/// `OTEL_LOG_RAW_API_BODIES=1` emits `claude_code.api_request_body` and
+/// `claude_code.api_response_body` events whose `body` attribute is the request or response
+/// JSON. Those names and that attribute are not in Claude Code's own monitoring page
+/// (code.claude.com/docs/en/monitoring-usage, read 2026-12-02, lists `claude_code.api_request`
+/// with usage attributes only; anthropics/claude-code#49310 asks for the raw-body events to be
+/// documented); they are as Coralogix's Claude Code data-set reference describes them
+/// (coralogix.com/docs/snippets/ai-claude-sessions-dataset, read 2026-12-02). Only that shape
+/// is read: a request body starts an exchange, the next response body and the next usage
+/// record (`api_request` or a GenAI span) complete it; a usage record with no body pending is
+/// a usage-only exchange, as before.
+fn otel_exchanges(
+    path: &Path,
+    records: &[(u64, serde_json::Map<String, Value>)],
+) -> Result<Vec<Exchange>, LogError> {
+    let mut out: Vec<Exchange> = Vec::new();
+    let (mut want_response, mut want_usage) = (None::<usize>, None::<usize>);
     for (i, (t, a)) in records.iter().enumerate() {
+        let place = format!("record {}", i + 1);
+        match event_name(a) {
+            Some("api_request_body") => {
+                let body = raw_body(path, &place, a)?;
+                out.push(Exchange {
+                    place,
+                    sent_at_ms: Some(*t),
+                    body: Some(body),
+                    ..Exchange::default()
+                });
+                want_response = Some(out.len() - 1);
+                want_usage = want_response;
+                continue;
+            }
+            Some("api_response_body") => {
+                // JSON, or the server-sent events of a streamed response.
+                let text = a.get("body").and_then(Value::as_str);
+                if let Some(k) = want_response.take() {
+                    let billed = out[k].usage.take();
+                    fill_response(&mut out[k], None, text, None);
+                    out[k].usage = out[k].usage.take().or(billed);
+                    out[k].received_at_ms = Some(*t);
+                }
+                continue;
+            }
+            _ => {}
+        }
         let Some((usage, model)) = otel_usage(a) else {
             continue;
         };
-        out.push(Exchange {
-            place: format!("record {}", i + 1),
-            sent_at_ms: Some(*t),
-            model_hint: model,
-            usage: Some(usage),
-            ..Exchange::default()
-        });
+        match want_usage.take() {
+            Some(k) => {
+                // The response body's own usage, when it has one, is the fuller record.
+                out[k].usage.get_or_insert(usage);
+                if out[k].model_hint.is_none() {
+                    out[k].model_hint = model;
+                }
+            }
+            None => out.push(Exchange {
+                place,
+                sent_at_ms: Some(*t),
+                model_hint: model,
+                usage: Some(usage),
+                ..Exchange::default()
+            }),
+        }
     }
     Ok(out)
 }

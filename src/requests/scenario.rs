@@ -141,7 +141,7 @@ fn messages(r: &BuiltRequest) -> Vec<(u64, u32, Option<Role>)> {
     r.request
         .segments
         .iter()
-        .filter(|s| s.level == Level::Messages && s.label != "(after the last block)")
+        .filter(|s| s.level == Level::Messages && s.label != super::build::TRAILER)
         .map(|s| {
             let role = match s.kind {
                 crate::prompt::SegmentKind::Message(r) => Some(r),
