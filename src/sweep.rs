@@ -604,6 +604,36 @@ impl Shard {
         Shard { index: 1, count: 1 }
     }
 
+    /// `VAR/N`: shard `$VAR + 1` of `N`, the index read 0-based from the environment variable
+    /// `VAR` (a Kubernetes indexed Job sets `JOB_COMPLETION_INDEX` to 0..N-1 in every pod).
+    pub fn from_env(s: &str) -> Result<Shard, String> {
+        Shard::from_lookup(s, |v| std::env::var(v).ok())
+    }
+
+    /// [`Shard::from_env`] with the variables read by `get`.
+    pub fn from_lookup(s: &str, get: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
+        let hint = "hint: write VAR/N, e.g. --shard-env JOB_COMPLETION_INDEX/4 (VAR holds the 0-based shard index)";
+        let (var, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}` is not VAR/N\n  {hint}"))?;
+        let count: usize =
+            n.trim().parse().ok().filter(|&c| c > 0).ok_or_else(|| {
+                format!("`{s}`: `{n}` is not a shard count of at least 1\n  {hint}")
+            })?;
+        let value = get(var.trim())
+            .ok_or_else(|| format!("`{s}`: the environment variable {var} is not set\n  {hint}"))?;
+        match value.trim().parse::<usize>() {
+            Ok(i) if i < count => Ok(Shard {
+                index: i + 1,
+                count,
+            }),
+            _ => Err(format!(
+                "`{s}`: {var}={value} is not a shard index from 0 to {}\n  {hint}",
+                count - 1
+            )),
+        }
+    }
+
     /// The point indices (0-based) of this shard, lazily.
     pub fn indices(self, total: usize) -> std::iter::StepBy<std::ops::Range<usize>> {
         (self.index - 1..total.max(self.index - 1)).step_by(self.count)
@@ -988,4 +1018,28 @@ pub fn clear_context_break_even(
             }
         })
         .collect())
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::Shard;
+
+    #[test]
+    fn shard_from_env_reads_a_zero_based_index() {
+        let env = |v: &str| (v == "JOB_COMPLETION_INDEX").then(|| "2".to_string());
+        // Index 2 (0-based) of 4 is shard 3/4, which takes points 3, 7, 11, ... (1-based).
+        let s = Shard::from_lookup("JOB_COMPLETION_INDEX/4", env).unwrap();
+        assert_eq!(s, Shard { index: 3, count: 4 });
+        assert_eq!(s.indices(12).collect::<Vec<_>>(), [2, 6, 10]);
+        let e = Shard::from_lookup("JOB_COMPLETION_INDEX/2", env).unwrap_err();
+        assert!(
+            e.contains("JOB_COMPLETION_INDEX=2") && e.contains("0 to 1"),
+            "{e}"
+        );
+        assert!(Shard::from_lookup("OTHER/4", env)
+            .unwrap_err()
+            .contains("OTHER is not set"));
+        assert!(Shard::from_lookup("JOB_COMPLETION_INDEX", env).is_err());
+        assert!(Shard::from_lookup("JOB_COMPLETION_INDEX/0", env).is_err());
+    }
 }

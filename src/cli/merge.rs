@@ -16,7 +16,8 @@ use crate::sweep::{self, Sweep};
   plancache merge shards/*.csv --sweep sweeps/history-reset-vs-permission-mode.toml --out sweep-out
 
 With --sweep, also checks that every point of the grid is present exactly once and draws the
-heatmap(s) as `plancache sweep` does.")]
+heatmap(s) as `plancache sweep` does. Shards of `plancache workload -L ... --shard I/N` merge into
+DIR/workload_sweep.csv, the file the unsharded workload writes (docs/scale-out.md).")]
 pub struct MergeArgs {
     /// Shard CSV files written by `plancache sweep --shard I/N`.
     #[arg(required = true)]
@@ -43,6 +44,9 @@ pub fn merge(args: MergeArgs) -> Result<(), CliError> {
         let text = crate::budget::read_text(p, "shard")
             .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
         inputs.push((p.clone(), text));
+    }
+    if is_workload(&inputs) {
+        return merge_workload(&args, &inputs);
     }
     let (header, rows) =
         sweep::merge(&inputs, spec.as_ref().map(Sweep::len)).map_err(CliError::input)?;
@@ -74,6 +78,36 @@ pub fn merge(args: MergeArgs) -> Result<(), CliError> {
         } else {
             String::new()
         }
+    );
+    Ok(())
+}
+
+/// The first shard is one of `plancache workload -L ... --shard I/N`.
+fn is_workload(inputs: &[(PathBuf, String)]) -> bool {
+    inputs.first().is_some_and(|(p, text)| {
+        sweep::read_csv(p, text).is_ok_and(|(h, _)| super::workload::is_workload_shard(&h))
+    })
+}
+
+/// Joins `workload --shard` outputs into the `workload_sweep.csv` of the unsharded run.
+fn merge_workload(args: &MergeArgs, inputs: &[(PathBuf, String)]) -> Result<(), CliError> {
+    if let Some(s) = &args.sweep {
+        return Err(CliError::input(format!(
+            "--sweep {}: the shards are `plancache workload` shards, whose grid is its -L axes\n  hint: drop --sweep (the shard names shard-I-of-N.csv show whether all are here)",
+            s.display()
+        )));
+    }
+    let (header, rows) = sweep::merge(inputs, None).map_err(CliError::input)?;
+    let text = super::workload::merged_sweep_csv(&header, &rows)?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| CliError::input(format!("--out {}: {e}", args.out.display())))?;
+    let path = args.out.join("workload_sweep.csv");
+    write_atomic(&path, text.as_bytes()).map_err(CliError::input)?;
+    eprintln!(
+        "wrote {} ({} points from {} shard file(s))",
+        path.display(),
+        rows.len(),
+        inputs.len()
     );
     Ok(())
 }

@@ -54,6 +54,10 @@ pub struct SweepArgs {
     /// Run only slice I of N of the grid.
     #[arg(long, value_parser = Shard::parse)]
     pub shard: Option<Shard>,
+    /// Run slice $VAR+1 of N, the 0-based index read from the environment variable VAR
+    /// (`JOB_COMPLETION_INDEX/4` in a Kubernetes indexed Job; docs/scale-out.md).
+    #[arg(long, value_name = "VAR/N", value_parser = Shard::from_env, conflicts_with = "shard")]
+    pub shard_env: Option<Shard>,
     /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
     #[arg(long, value_name = "FILE")]
     pub pricing: Option<PathBuf>,
@@ -88,7 +92,8 @@ fn is_sweep_file(files: &[PathBuf]) -> bool {
     }
 }
 
-pub fn sweep(args: SweepArgs) -> Result<(), CliError> {
+pub fn sweep(mut args: SweepArgs) -> Result<(), CliError> {
+    args.shard = args.shard.or(args.shard_env);
     if !is_sweep_file(&args.files) {
         if args.shard.is_some() {
             return Err(CliError::input(

@@ -8,6 +8,7 @@ use clap::Args;
 use super::CliError;
 use crate::cache::PriceTable;
 use crate::export::write_atomic;
+use crate::sweep::Shard;
 use crate::trace::{self, Trace, TraceKind};
 use crate::workload::curve::{self, Axis, CurveChart, Point};
 use crate::workload::replay::{self, is_engine, CacheSpec, Totals};
@@ -84,6 +85,17 @@ pub struct WorkloadArgs {
     /// Directory for the CSV files and charts.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// With -L: run only points I, I+N, ... (1-based) of the grid and write
+    /// DIR/shard-I-of-N.csv for `plancache merge` (docs/scale-out.md).
+    #[arg(long, value_parser = Shard::parse, requires = "sweep")]
+    pub shard: Option<Shard>,
+    /// With -L: shard $VAR+1 of N, the 0-based index read from the environment variable VAR
+    /// (`JOB_COMPLETION_INDEX/4` in a Kubernetes indexed Job).
+    #[arg(long, value_name = "VAR/N", value_parser = Shard::from_env, conflicts_with = "shard", requires = "sweep")]
+    pub shard_env: Option<Shard>,
+    /// No progress bar (it shows only when stderr is a terminal anyway).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -163,12 +175,21 @@ struct Ctx {
 }
 
 impl Ctx {
-    fn run(&self, spec: &CacheSpec) -> Result<Vec<replay::Priced>, CliError> {
-        replay::run(&self.traces, &self.starts, spec, &self.opts, &self.prices).map_err(input)
-    }
-
-    fn totals(&self, spec: &CacheSpec) -> Result<(Vec<Totals>, Totals), CliError> {
-        Ok(replay::totals(self.traces.len(), &self.run(spec)?))
+    fn totals(
+        &self,
+        spec: &CacheSpec,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(Vec<Totals>, Totals), CliError> {
+        let res = replay::run_with_progress(
+            &self.traces,
+            &self.starts,
+            spec,
+            &self.opts,
+            &self.prices,
+            bar,
+        )
+        .map_err(input)?;
+        Ok(replay::totals(self.traces.len(), &res))
     }
 }
 
@@ -210,10 +231,12 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
         return sweep(&args, &ctx, &specs);
     }
     let mut rows = Vec::new();
+    let replays = specs.len() + specs.iter().filter(|s| is_engine(&s.name)).count();
+    let bar = progress(&args, (replays * ctx.traces.len()) as u64);
     for spec in &specs {
-        let (per, all) = ctx.totals(spec)?;
+        let (per, all) = ctx.totals(spec, &bar)?;
         let unbounded = if is_engine(&spec.name) {
-            Some(ctx.totals(&spec.clone().with_kv_blocks(None))?)
+            Some(ctx.totals(&spec.clone().with_kv_blocks(None), &bar)?)
         } else {
             None
         };
@@ -224,6 +247,7 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
             unbounded,
         });
     }
+    bar.finish_and_clear();
     print!("{}", table(&ctx, &rows, args.per_session));
     if let Some(out) = &args.out {
         write(
@@ -388,50 +412,199 @@ struct SweepRow {
     all: Totals,
 }
 
-fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliError> {
-    let axes: Vec<Axis> = args
-        .sweep
-        .iter()
-        .map(|s| Axis::parse(s))
-        .collect::<Result<_, _>>()
-        .map_err(CliError::input)?;
-    let mut kv = None;
-    let mut ttls = None;
-    let mut keeps = None;
-    for a in axes {
-        match a {
-            Axis::KvBlocks(v) => kv = Some(v),
-            Axis::Ttl(v) => ttls = Some(v),
-            Axis::Keepalive(v) => keeps = Some(v),
+/// One point of a workload grid: a cache configuration and how its requests are built.
+struct GridPoint {
+    /// Index of its curve (the cache of `--cache` it belongs to).
+    curve: usize,
+    /// The cache with this point's pool size or TTL.
+    spec: CacheSpec,
+    /// How requests are built (the point's keep-alive).
+    opts: BuildOptions,
+    /// The pool size (`None` on a capacity curve: the unbounded pool).
+    kv_blocks: Option<u64>,
+    /// The TTL written (TTL curves only).
+    ttl: Option<Duration>,
+    /// The keep-alive interval (TTL curves only; `None`: off).
+    keepalive: Option<Duration>,
+}
+
+/// The axes of `-L`, each `None` when not given.
+#[derive(Default)]
+struct Axes {
+    kv: Option<Vec<u64>>,
+    ttls: Option<Vec<Duration>>,
+    keeps: Option<Vec<Option<Duration>>>,
+}
+
+fn axes(args: &WorkloadArgs) -> Result<Axes, CliError> {
+    let mut out = Axes::default();
+    for s in &args.sweep {
+        match Axis::parse(s).map_err(CliError::input)? {
+            Axis::KvBlocks(v) => out.kv = Some(v),
+            Axis::Ttl(v) => out.ttls = Some(v),
+            Axis::Keepalive(v) => out.keeps = Some(v),
         }
     }
-    let mut rows = Vec::new();
-    let mut text = String::new();
-    for spec in specs {
+    Ok(out)
+}
+
+/// Every point of the grid in output order: per engine its pool sizes then the unbounded pool,
+/// per provider cache every keep-alive × TTL. Shards split this list.
+fn grid(
+    args: &WorkloadArgs,
+    ctx: &Ctx,
+    specs: &[CacheSpec],
+    axes: &Axes,
+) -> Result<Vec<GridPoint>, CliError> {
+    let mut points = Vec::new();
+    for (curve, spec) in specs.iter().enumerate() {
         if is_engine(&spec.name) {
-            if let Some(sizes) = &kv {
-                text.push_str(&capacity(args, ctx, spec, sizes, &mut rows)?);
+            let Some(sizes) = &axes.kv else { continue };
+            for b in sizes.iter().map(|&b| Some(b)).chain([None]) {
+                points.push(GridPoint {
+                    curve,
+                    spec: spec.clone().with_kv_blocks(b),
+                    opts: ctx.opts.clone(),
+                    kv_blocks: b,
+                    ttl: None,
+                    keepalive: None,
+                });
             }
-        } else if ttls.is_some() || keeps.is_some() {
-            let t = ttls
+        } else if axes.ttls.is_some() || axes.keeps.is_some() {
+            let ttls = axes
+                .ttls
                 .clone()
                 .unwrap_or_else(|| vec![args.ttl.unwrap_or(Duration::from_secs(300))]);
-            let k = keeps
+            let keeps = axes
+                .keeps
                 .clone()
                 .unwrap_or_else(|| vec![args.keepalive.flatten()]);
-            text.push_str(&ttl_curve(args, ctx, spec, &t, &k, &mut rows)?);
+            for &k in &keeps {
+                for &t in &ttls {
+                    points.push(GridPoint {
+                        curve,
+                        spec: spec.clone().with_ttl(t).map_err(input)?,
+                        opts: BuildOptions {
+                            keepalive_ms: k.map(|d| d.as_millis() as u64),
+                            ..ctx.opts.clone()
+                        },
+                        kv_blocks: None,
+                        ttl: Some(t),
+                        keepalive: k,
+                    });
+                }
+            }
         }
     }
-    if rows.is_empty() {
+    Ok(points)
+}
+
+/// The shard `--shard` / `--shard-env` ask for, if any.
+fn shard_of(args: &WorkloadArgs) -> Option<Shard> {
+    args.shard.or(args.shard_env)
+}
+
+fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliError> {
+    let axes = axes(args)?;
+    let points = grid(args, ctx, specs, &axes)?;
+    if points.is_empty() {
         return Err(CliError::input(
             "-L: nothing to sweep\n  hint: kv-blocks sweeps need an engine (--cache paged or radix); ttl and keepalive sweeps a provider cache (--cache anthropic, openai)",
         ));
     }
+    let shard = shard_of(args);
+    let chosen: Vec<usize> = shard
+        .unwrap_or_else(Shard::all)
+        .indices(points.len())
+        .collect();
+    let bar = progress(args, (chosen.len() * ctx.traces.len()) as u64);
+    let mut rows = Vec::with_capacity(chosen.len());
+    for &i in &chosen {
+        let p = &points[i];
+        let res = replay::run_with_progress(
+            &ctx.traces,
+            &ctx.starts,
+            &p.spec,
+            &p.opts,
+            &ctx.prices,
+            &bar,
+        )
+        .map_err(input)?;
+        rows.push(SweepRow {
+            cache: p.spec.name.clone(),
+            kv_blocks: p.kv_blocks,
+            ttl: p.ttl,
+            keepalive: p.keepalive,
+            all: replay::totals(ctx.traces.len(), &res).1,
+        });
+    }
+    bar.finish_and_clear();
+    if let Some(s) = shard {
+        return write_shard(args, s, &chosen, &rows, points.len());
+    }
+    let mut text = String::new();
+    for (curve, spec) in specs.iter().enumerate() {
+        let mine: Vec<&SweepRow> = points
+            .iter()
+            .zip(&rows)
+            .filter(|(p, _)| p.curve == curve)
+            .map(|(_, r)| r)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        text.push_str(&if is_engine(&spec.name) {
+            capacity(args, spec, &mine)?
+        } else {
+            ttl_curve(args, spec, &mine)?
+        });
+    }
     print!("{text}");
     if let Some(out) = &args.out {
-        write(&out.join("workload_sweep.csv"), &sweep_csv(&rows)?)?;
+        write(&out.join("workload_sweep.csv"), &sweep_csv(&rows, None)?)?;
     }
     Ok(())
+}
+
+/// Writes this shard's points as `DIR/shard-I-of-N.csv`: the rows of `workload_sweep.csv`
+/// with their 1-based point number first, for `plancache merge`.
+fn write_shard(
+    args: &WorkloadArgs,
+    shard: Shard,
+    chosen: &[usize],
+    rows: &[SweepRow],
+    total: usize,
+) -> Result<(), CliError> {
+    let Some(out) = &args.out else {
+        return Err(CliError::input(
+            "--shard writes DIR/shard-I-of-N.csv\n  hint: give --out DIR (the same for every shard), then `plancache merge DIR/shard-*.csv --out DIR`",
+        ));
+    };
+    let path = out.join(format!("shard-{}-of-{}.csv", shard.index, shard.count));
+    write_atomic(&path, sweep_csv(rows, Some(chosen))?.as_bytes()).map_err(CliError::input)?;
+    eprintln!(
+        "wrote {} ({} of {} points)",
+        path.display(),
+        rows.len(),
+        total
+    );
+    Ok(())
+}
+
+/// A progress bar over `len` session replays on a terminal; hidden under `-q` or when stderr
+/// is not a terminal.
+fn progress(args: &WorkloadArgs, len: u64) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if args.quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "workload [{bar:40}] {pos}/{len} session replays, {eta} left",
+    ) {
+        b.set_style(style.progress_chars("=> "));
+    }
+    b
 }
 
 fn sweep_line(label: &str, t: &Totals) -> String {
@@ -451,15 +624,13 @@ fn point(x: f64, t: &Totals) -> Point {
     }
 }
 
-/// The capacity curve of one engine, its knee, its chart.
-fn capacity(
-    args: &WorkloadArgs,
-    ctx: &Ctx,
-    spec: &CacheSpec,
-    sizes: &[u64],
-    rows: &mut Vec<SweepRow>,
-) -> Result<String, CliError> {
-    let (_, free) = ctx.totals(&spec.clone().with_kv_blocks(None))?;
+/// The capacity curve of one engine (its rows: each pool size, then the unbounded pool), its
+/// knee, its chart.
+fn capacity(args: &WorkloadArgs, spec: &CacheSpec, rows: &[&SweepRow]) -> Result<String, CliError> {
+    let (sized, free) = match rows.split_last() {
+        Some((free, sized)) => (sized, &free.all),
+        None => return Ok(String::new()),
+    };
     let mut pts = Vec::new();
     let mut text = format!(
         "{} capacity curve (blocks of {} tokens)\n{:<24} {:>7} {:>14} {:>11}\n",
@@ -470,19 +641,12 @@ fn capacity(
         "recomputed",
         "cost_usd"
     );
-    for &b in sizes {
-        let (_, all) = ctx.totals(&spec.clone().with_kv_blocks(Some(b)))?;
-        text.push_str(&sweep_line(&b.to_string(), &all));
-        pts.push(point(b as f64, &all));
-        rows.push(SweepRow {
-            cache: spec.name.clone(),
-            kv_blocks: Some(b),
-            ttl: None,
-            keepalive: None,
-            all,
-        });
+    for r in sized {
+        let b = r.kv_blocks.unwrap_or(0);
+        text.push_str(&sweep_line(&b.to_string(), &r.all));
+        pts.push(point(b as f64, &r.all));
     }
-    text.push_str(&sweep_line("unbounded", &free));
+    text.push_str(&sweep_line("unbounded", free));
     let knee = curve::knee(&pts, free.hit_rate(), 0.01);
     text.push_str(&match knee {
         Some(k) => format!(
@@ -493,13 +657,6 @@ fn capacity(
         None => {
             "knee: beyond the largest pool swept (no pool within 1 point of unbounded)\n".into()
         }
-    });
-    rows.push(SweepRow {
-        cache: spec.name.clone(),
-        kv_blocks: None,
-        ttl: None,
-        keepalive: None,
-        all: free,
     });
     if let Some(out) = &args.out {
         let chart = CurveChart {
@@ -527,45 +684,32 @@ fn show(d: Option<Duration>) -> String {
     d.map_or("off".into(), |d| humantime::format_duration(d).to_string())
 }
 
-/// The TTL × keep-alive grid of one provider cache: one series per keep-alive.
+/// The TTL × keep-alive grid of one provider cache (its rows, keep-alive by keep-alive): one
+/// series per keep-alive.
 fn ttl_curve(
     args: &WorkloadArgs,
-    ctx: &Ctx,
     spec: &CacheSpec,
-    ttls: &[Duration],
-    keeps: &[Option<Duration>],
-    rows: &mut Vec<SweepRow>,
+    rows: &[&SweepRow],
 ) -> Result<String, CliError> {
     let mut text = format!(
         "{} TTL curve\n{:<24} {:>7} {:>14} {:>11}\n",
         spec.name, "ttl / keepalive", "hit", "recomputed", "cost_usd"
     );
-    let mut series = Vec::new();
-    for &k in keeps {
-        let mut pts = Vec::new();
-        let opts = BuildOptions {
-            keepalive_ms: k.map(|d| d.as_millis() as u64),
-            ..ctx.opts.clone()
-        };
-        for &t in ttls {
-            let s = spec.clone().with_ttl(t).map_err(input)?;
-            let res =
-                replay::run(&ctx.traces, &ctx.starts, &s, &opts, &ctx.prices).map_err(input)?;
-            let (_, all) = replay::totals(ctx.traces.len(), &res);
-            text.push_str(&sweep_line(
-                &format!("{} / {}", show(Some(t)), show(k)),
-                &all,
-            ));
-            pts.push(point(t.as_secs_f64() / 60.0, &all));
-            rows.push(SweepRow {
-                cache: spec.name.clone(),
-                kv_blocks: None,
-                ttl: Some(t),
-                keepalive: k,
-                all,
-            });
+    let mut series: Vec<(String, Vec<Point>)> = Vec::new();
+    for r in rows {
+        let t = r.ttl.unwrap_or_default();
+        let k = r.keepalive;
+        text.push_str(&sweep_line(
+            &format!("{} / {}", show(Some(t)), show(k)),
+            &r.all,
+        ));
+        let name = format!("keepalive {}", show(k));
+        if series.last().is_none_or(|(n, _)| *n != name) {
+            series.push((name, Vec::new()));
         }
-        series.push((format!("keepalive {}", show(k)), pts));
+        if let Some((_, pts)) = series.last_mut() {
+            pts.push(point(t.as_secs_f64() / 60.0, &r.all));
+        }
     }
     if let Some(out) = &args.out {
         let chart = CurveChart {
@@ -580,15 +724,21 @@ fn ttl_curve(
     Ok(text)
 }
 
-fn sweep_csv(rows: &[SweepRow]) -> Result<String, CliError> {
-    let header: Vec<&str> = ["cache", "kv_blocks", "ttl", "keepalive"]
+/// The sweep CSV; with `points` (0-based grid indices of the rows), a shard's: each row led by
+/// its 1-based point number.
+fn sweep_csv(rows: &[SweepRow], points: Option<&[usize]>) -> Result<String, CliError> {
+    let header: Vec<&str> = points
+        .map(|_| "point")
         .into_iter()
+        .chain(SWEEP_HEADER.iter().copied())
         .chain(COLUMNS.iter().copied().take(8))
         .collect();
     let out = rows
         .iter()
-        .map(|r| {
-            let mut f = vec![
+        .enumerate()
+        .map(|(i, r)| {
+            let mut f: Vec<String> = points.map(|p| (p[i] + 1).to_string()).into_iter().collect();
+            f.extend([
                 r.cache.clone(),
                 r.kv_blocks.map_or(
                     if r.ttl.is_none() {
@@ -604,12 +754,36 @@ fn sweep_csv(rows: &[SweepRow]) -> Result<String, CliError> {
                 } else {
                     String::new()
                 },
-            ];
+            ]);
             f.extend(fields(&r.all, None).into_iter().take(8));
             f
         })
         .collect();
     csv_text(&header, out)
+}
+
+/// The leading columns of `workload_sweep.csv` (its point's configuration).
+pub(super) const SWEEP_HEADER: &[&str] = &["cache", "kv_blocks", "ttl", "keepalive"];
+
+/// `plancache merge` of `workload --shard` outputs: the header and rows (point column
+/// dropped) of the `workload_sweep.csv` an unsharded run writes, when `header` is a workload
+/// shard's.
+pub(super) fn is_workload_shard(header: &[String]) -> bool {
+    header.len() > SWEEP_HEADER.len()
+        && header[0] == "point"
+        && header[1..=SWEEP_HEADER.len()]
+            .iter()
+            .zip(SWEEP_HEADER)
+            .all(|(a, b)| a == b)
+}
+
+/// The `workload_sweep.csv` bytes of merged workload shard rows (point column dropped).
+pub(super) fn merged_sweep_csv(
+    header: &[String],
+    rows: &[Vec<String>],
+) -> Result<String, CliError> {
+    let h: Vec<&str> = header[1..].iter().map(String::as_str).collect();
+    csv_text(&h, rows.iter().map(|r| r[1..].to_vec()).collect())
 }
 
 /// `plancache import trace FILE|DIR`: one scenario per stream of each trace.

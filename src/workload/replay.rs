@@ -136,6 +136,20 @@ pub fn run(
     opts: &BuildOptions,
     prices: &PriceTable,
 ) -> Result<Vec<Priced>, WorkloadError> {
+    let hidden = indicatif::ProgressBar::hidden();
+    run_with_progress(traces, starts, spec, opts, prices, &hidden)
+}
+
+/// [`run`], advancing `bar` by one per session replayed (a shared pool: as its sessions' last
+/// requests are replayed).
+pub fn run_with_progress(
+    traces: &[Trace],
+    starts: &[u64],
+    spec: &CacheSpec,
+    opts: &BuildOptions,
+    prices: &PriceTable,
+    bar: &indicatif::ProgressBar,
+) -> Result<Vec<Priced>, WorkloadError> {
     let build = || {
         cache::build_with(&spec.name, prices, &spec.config).map_err(|detail| WorkloadError::Cache {
             cache: spec.name.clone(),
@@ -154,11 +168,11 @@ pub fn run(
     let timed = |i: usize| session_requests(&traces[i], i, starts[i], stream0[i], &opts);
     if is_engine(&spec.name) {
         let all: Vec<_> = (0..traces.len()).flat_map(timed).collect();
-        return replay_one(traces, all, build()?.as_mut(), prices);
+        return replay_one(traces, all, build()?.as_mut(), prices, bar);
     }
     let per: Vec<Result<Vec<Priced>, WorkloadError>> = (0..traces.len())
         .into_par_iter()
-        .map(|i| replay_one(traces, timed(i), build()?.as_mut(), prices))
+        .map(|i| replay_one(traces, timed(i), build()?.as_mut(), prices, bar))
         .collect();
     let mut out = Vec::new();
     for r in per {
@@ -173,15 +187,33 @@ fn replay_one(
     requests: Vec<(RequestRef, Timed)>,
     cache: &mut dyn cache::CacheModel,
     prices: &PriceTable,
+    bar: &indicatif::ProgressBar,
 ) -> Result<Vec<Priced>, WorkloadError> {
     let mut schedule = Schedule::new();
     let mut meta = Vec::with_capacity(requests.len());
+    // Requests left per session, and each (workload-wide) stream's session: the bar moves on
+    // as a session's last request is replayed.
+    let mut left: Vec<u64> = Vec::new();
+    let mut session_of = std::collections::HashMap::new();
     for (at, t) in requests {
+        if left.len() <= at.session {
+            left.resize(at.session + 1, 0);
+        }
+        left[at.session] += 1;
+        session_of.insert(t.stream, at.session);
         meta.push((at, t.request.model.clone(), t.request.output_tokens));
         schedule.push(t);
     }
     let charges = cache.charges_writes();
-    let outcomes = schedule.run(cache);
+    let outcomes = schedule.run_with(cache, |t, req, _| {
+        if let Some(&s) = session_of.get(&t.stream) {
+            left[s] -= 1;
+            if left[s] == 0 {
+                bar.inc(1);
+            }
+        }
+        req
+    });
     meta.into_iter()
         .zip(outcomes)
         .map(|((at, model, output_tokens), outcome)| {
