@@ -54,6 +54,8 @@ const fn c(
 #[rustfmt::skip]
 const VOCABULARY: &[Concept] = &[
     //  what                                long                 value name            default            aliases
+    c("shard of the grid",                 "shard",              Some("SHARD"),        None,              &[]),
+    c("shard index from the environment",  "shard-env",          Some("VAR/N"),        None,              &[]),
     c("price table file",                  "pricing",            Some("FILE"),         None,              &[]),
     c("price of a model the table lacks",  "price",              Some("SPEC"),         None,              &[]),
     c("cache-model parameters file",       "cache-config",       Some("FILE"),         None,              &[]),
