@@ -253,111 +253,17 @@ impl Sweep {
         let file: SweepFile = toml::from_str(text).map_err(|e| {
             format!("{f}: {}\n  hint: a sweep file has `name`, optional `description` and `[compare]` (a, b, metric, x, y), `[base]` generator parameters and `[grid]` lists; see docs/sweep.md", e.to_string().trim_end())
         })?;
-        for (section, table) in [("base", &file.base), ("grid", &file.grid)] {
-            for (name, v) in table {
-                if let Some(x) = non_finite(v) {
-                    return Err(format!(
-                        "{f}: [{section}] {name}: `{x}` is not a finite number\n  hint: give a number such as 0.5"
-                    ));
-                }
-            }
-        }
-        let mut axes = Vec::new();
-        for (name, v) in &file.grid {
-            let values = match v {
-                toml::Value::Array(a) if !a.is_empty() => a.clone(),
-                _ => {
-                    return Err(format!(
-                        "{f}: [grid] {name}: expected a non-empty list of values\n  hint: e.g. {name} = [1, 2, 4]"
-                    ))
-                }
-            };
-            if file.base.contains_key(name) {
-                return Err(format!(
-                    "{f}: `{name}` is both in [base] and in [grid]\n  hint: keep it in one of them"
-                ));
-            }
-            axes.push(Axis {
-                name: name.clone(),
-                values,
-            });
-        }
+        check_finite(&file).map_err(|e| format!("{f}: {e}"))?;
+        let mut axes = grid_axes(&file).map_err(|e| format!("{f}: {e}"))?;
         // The size first (a grid too large to list is refused before anything reads it), then
         // the names.
         grid_points(&axes, max_points).map_err(|e| format!("{f}: [grid]: {e}"))?;
         check_parameter_names(text, path, &file)?;
-        let has = |axes: &[Axis], n: &str| axes.iter().any(|a| a.name == n);
-        if !has(&axes, "strategy") {
-            let Some(c) = &file.compare else {
-                return Err(format!(
-                    "{f}: [grid] has no `strategy` axis and there is no [compare]\n  hint: add strategy = [\"permission-mode\", \"toolset-swap\"] to [grid]"
-                ));
-            };
-            axes.push(Axis {
-                name: "strategy".into(),
-                values: vec![c.a.clone().into(), c.b.clone().into()],
-            });
-        }
-        if !has(&axes, "cache") {
-            axes.push(Axis {
-                name: "cache".into(),
-                values: vec![cache::DEFAULT_CACHE.into()],
-            });
-        }
+        add_default_axes(&mut axes, &file).map_err(|e| format!("{f}: {e}"))?;
         axes.sort_by(|a, b| a.name.cmp(&b.name));
-        for axis in &axes {
-            if OPTION_AXES.contains(&axis.name.as_str()) {
-                for v in &axis.values {
-                    let name = v.as_str().ok_or_else(|| {
-                        format!("{f}: [grid] {}: `{v}` must be a name in quotes", axis.name)
-                    })?;
-                    if axis.name == "strategy" {
-                        strategy::parse_list(name)
-                            .map_err(|e| format!("{f}: [grid] strategy: {e}"))?;
-                    } else if axis.name == "ttl" {
-                        parse_ttl(name).map_err(|e| format!("{f}: [grid] ttl: {e}"))?;
-                    } else if axis.name == "keepalive" {
-                        parse_keepalive(name).map_err(|e| format!("{f}: [grid] keepalive: {e}"))?;
-                    } else if !cache::CACHE_NAMES.contains(&name) {
-                        return Err(format!(
-                            "{f}: [grid] cache: unknown cache model `{name}`\n  hint: one of {}",
-                            cache::CACHE_NAMES.join(", ")
-                        ));
-                    }
-                }
-            }
-        }
+        check_option_axes(&axes).map_err(|e| format!("{f}: {e}"))?;
         if let Some(c) = &file.compare {
-            if metric_column(&c.metric).is_none() {
-                return Err(format!(
-                    "{f}: [compare] metric `{}` is unknown\n  hint: cost, hit-rate, recomputed or ttft",
-                    c.metric
-                ));
-            }
-            for (k, v) in [("x", &c.x), ("y", &c.y)] {
-                if !axes.iter().any(|a| &a.name == v) || OPTION_AXES.contains(&v.as_str()) {
-                    return Err(format!(
-                        "{f}: [compare] {k} = \"{v}\" is not a generator axis of [grid]\n  hint: name one of: {}",
-                        axes.iter()
-                            .filter(|a| !OPTION_AXES.contains(&a.name.as_str()))
-                            .map(|a| a.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-            }
-            let strategies = axes
-                .iter()
-                .find(|a| a.name == "strategy")
-                .map(|a| a.values.iter().map(show).collect::<Vec<_>>())
-                .unwrap_or_default();
-            for s in [&c.a, &c.b] {
-                if !strategies.contains(s) {
-                    return Err(format!(
-                        "{f}: [compare] strategy `{s}` is not in [grid] strategy\n  hint: add it to the strategy list"
-                    ));
-                }
-            }
+            check_compare(c, &axes).map_err(|e| format!("{f}: {e}"))?;
         }
         let points = grid_points(&axes, max_points).map_err(|e| format!("{f}: [grid]: {e}"))?;
         Ok(Sweep {
@@ -492,6 +398,139 @@ impl Sweep {
         cells.extend(replay.summary().cells());
         Ok(cells)
     }
+}
+
+/// Every value of `[base]` and `[grid]` is a finite number where it is a number.
+fn check_finite(file: &SweepFile) -> Result<(), String> {
+    for (section, table) in [("base", &file.base), ("grid", &file.grid)] {
+        for (name, v) in table {
+            if let Some(x) = non_finite(v) {
+                return Err(format!(
+                    "[{section}] {name}: `{x}` is not a finite number\n  hint: give a number such as 0.5"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The axes `[grid]` lists, each a non-empty list of values and none also in `[base]`.
+fn grid_axes(file: &SweepFile) -> Result<Vec<Axis>, String> {
+    let mut axes = Vec::new();
+    for (name, v) in &file.grid {
+        let values = match v {
+            toml::Value::Array(a) if !a.is_empty() => a.clone(),
+            _ => {
+                return Err(format!(
+                    "[grid] {name}: expected a non-empty list of values\n  hint: e.g. {name} = [1, 2, 4]"
+                ))
+            }
+        };
+        if file.base.contains_key(name) {
+            return Err(format!(
+                "`{name}` is both in [base] and in [grid]\n  hint: keep it in one of them"
+            ));
+        }
+        axes.push(Axis {
+            name: name.clone(),
+            values,
+        });
+    }
+    Ok(axes)
+}
+
+/// A grid without a `strategy` axis takes `[compare]`'s two; one without `cache` the default.
+fn add_default_axes(axes: &mut Vec<Axis>, file: &SweepFile) -> Result<(), String> {
+    let has = |axes: &[Axis], n: &str| axes.iter().any(|a| a.name == n);
+    if !has(axes, "strategy") {
+        let Some(c) = &file.compare else {
+            return Err(
+                "[grid] has no `strategy` axis and there is no [compare]\n  hint: add strategy = [\"permission-mode\", \"toolset-swap\"] to [grid]".to_string()
+            );
+        };
+        axes.push(Axis {
+            name: "strategy".into(),
+            values: vec![c.a.clone().into(), c.b.clone().into()],
+        });
+    }
+    if !has(axes, "cache") {
+        axes.push(Axis {
+            name: "cache".into(),
+            values: vec![cache::DEFAULT_CACHE.into()],
+        });
+    }
+    Ok(())
+}
+
+/// Every value of an option axis (strategy, cache, ttl, keepalive) is a name plancache knows.
+fn check_option_axes(axes: &[Axis]) -> Result<(), String> {
+    for axis in axes {
+        if !OPTION_AXES.contains(&axis.name.as_str()) {
+            continue;
+        }
+        for v in &axis.values {
+            let name = v
+                .as_str()
+                .ok_or_else(|| format!("[grid] {}: `{v}` must be a name in quotes", axis.name))?;
+            check_option_value(&axis.name, name)?;
+        }
+    }
+    Ok(())
+}
+
+/// One value of the option axis `axis`.
+fn check_option_value(axis: &str, name: &str) -> Result<(), String> {
+    match axis {
+        "strategy" => strategy::parse_list(name)
+            .map(|_| ())
+            .map_err(|e| format!("[grid] strategy: {e}")),
+        "ttl" => parse_ttl(name)
+            .map(|_| ())
+            .map_err(|e| format!("[grid] ttl: {e}")),
+        "keepalive" => parse_keepalive(name)
+            .map(|_| ())
+            .map_err(|e| format!("[grid] keepalive: {e}")),
+        _ if !cache::CACHE_NAMES.contains(&name) => Err(format!(
+            "[grid] cache: unknown cache model `{name}`\n  hint: one of {}",
+            cache::CACHE_NAMES.join(", ")
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `[compare]` names a known metric, two generator axes of the grid and two of its strategies.
+fn check_compare(c: &BreakEven, axes: &[Axis]) -> Result<(), String> {
+    if metric_column(&c.metric).is_none() {
+        return Err(format!(
+            "[compare] metric `{}` is unknown\n  hint: cost, hit-rate, recomputed or ttft",
+            c.metric
+        ));
+    }
+    for (k, v) in [("x", &c.x), ("y", &c.y)] {
+        if !axes.iter().any(|a| &a.name == v) || OPTION_AXES.contains(&v.as_str()) {
+            return Err(format!(
+                "[compare] {k} = \"{v}\" is not a generator axis of [grid]\n  hint: name one of: {}",
+                axes.iter()
+                    .filter(|a| !OPTION_AXES.contains(&a.name.as_str()))
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    let strategies = axes
+        .iter()
+        .find(|a| a.name == "strategy")
+        .map(|a| a.values.iter().map(show).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for s in [&c.a, &c.b] {
+        if !strategies.contains(s) {
+            return Err(format!(
+                "[compare] strategy `{s}` is not in [grid] strategy\n  hint: add it to the strategy list"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The product of the axis lengths, or an error naming the limit when it exceeds `max_points`

@@ -288,97 +288,41 @@ struct Part {
 
 /// Splits a command line into simple commands. Returns `None` for unbalanced quotes.
 fn split_command(command: &str) -> Option<Vec<Part>> {
-    let mut parts = Vec::new();
-    let mut part = Part::default();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.chars().peekable();
-
-    fn end_word(part: &mut Part, word: &mut String, in_word: &mut bool) {
-        if *in_word {
-            part.words.push(std::mem::take(word));
-            *in_word = false;
-        }
-    }
-
-    while let Some(c) = chars.next() {
+    let mut s = Splitter {
+        chars: command.chars().peekable(),
+        parts: Vec::new(),
+        part: Part::default(),
+        word: String::new(),
+        in_word: false,
+    };
+    while let Some(c) = s.chars.next() {
         match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(ch) => word.push(ch),
-                        None => return None,
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(ch) => word.push(ch),
-                            None => return None,
-                        },
-                        Some('`') => part.unsafe_shape = true,
-                        Some('$') if chars.peek() == Some(&'(') => {
-                            part.unsafe_shape = true;
-                            word.push('$');
-                        }
-                        Some(ch) => word.push(ch),
-                        None => return None,
-                    }
-                }
-            }
+            '\'' => s.single_quoted()?,
+            '"' => s.double_quoted()?,
             '\\' => {
-                in_word = true;
-                if let Some(ch) = chars.next() {
-                    word.push(ch);
+                s.in_word = true;
+                if let Some(ch) = s.chars.next() {
+                    s.word.push(ch);
                 }
             }
-            '`' => part.unsafe_shape = true,
-            '$' if chars.peek() == Some(&'(') => {
-                part.unsafe_shape = true;
-                in_word = true;
-                word.push(c);
+            '`' => s.part.unsafe_shape = true,
+            '$' if s.chars.peek() == Some(&'(') => {
+                s.part.unsafe_shape = true;
+                s.push(c);
             }
-            '>' | '<' => {
-                // `2>&1`, `>&2`: duplicating a descriptor writes no file.
-                if c == '>' && chars.peek() == Some(&'&') {
-                    let mut look = chars.clone();
-                    look.next();
-                    if look.peek().is_some_and(|d| d.is_ascii_digit()) {
-                        chars.next();
-                        let digit = chars.next();
-                        word.push('>');
-                        word.push('&');
-                        word.extend(digit);
-                        in_word = true;
-                        continue;
-                    }
-                }
-                part.unsafe_shape = true;
-                in_word = true;
-                word.push(c);
-            }
+            '>' | '<' => s.redirect(c),
             '&' | '|' | ';' | '\n' => {
-                if (c == '&' || c == '|') && chars.peek() == Some(&c) {
-                    chars.next();
+                if (c == '&' || c == '|') && s.chars.peek() == Some(&c) {
+                    s.chars.next();
                 }
-                end_word(&mut part, &mut word, &mut in_word);
-                parts.push(std::mem::take(&mut part));
+                s.end_part();
             }
-            c if c.is_whitespace() => end_word(&mut part, &mut word, &mut in_word),
-            c => {
-                in_word = true;
-                word.push(c);
-            }
+            c if c.is_whitespace() => s.end_word(),
+            c => s.push(c),
         }
     }
-    end_word(&mut part, &mut word, &mut in_word);
-    parts.push(part);
+    s.end_part();
+    let mut parts = s.parts;
     // A trailing `&` or `;` leaves an empty last part; that is a terminator, not a command.
     if parts.len() > 1 && parts.last().is_some_and(|p| p.words.is_empty()) {
         let trimmed = command.trim_end();
@@ -387,6 +331,94 @@ fn split_command(command: &str) -> Option<Vec<Part>> {
         }
     }
     Some(parts)
+}
+
+/// The state of [`split_command`] while it reads a command line.
+struct Splitter<'a> {
+    /// What is left of the command line.
+    chars: std::iter::Peekable<std::str::Chars<'a>>,
+    /// The simple commands read so far.
+    parts: Vec<Part>,
+    /// The simple command being read.
+    part: Part,
+    /// The word being read, quotes removed.
+    word: String,
+    /// Whether a word has begun (an empty quoted word `''` is still a word).
+    in_word: bool,
+}
+
+impl Splitter<'_> {
+    /// Adds a character to the current word.
+    fn push(&mut self, c: char) {
+        self.in_word = true;
+        self.word.push(c);
+    }
+
+    /// Ends the current word, if one has begun.
+    fn end_word(&mut self) {
+        if self.in_word {
+            self.part.words.push(std::mem::take(&mut self.word));
+            self.in_word = false;
+        }
+    }
+
+    /// Ends the current word and simple command.
+    fn end_part(&mut self) {
+        self.end_word();
+        self.parts.push(std::mem::take(&mut self.part));
+    }
+
+    /// The rest of a `'...'` word; `None` when the quote is not closed.
+    fn single_quoted(&mut self) -> Option<()> {
+        self.in_word = true;
+        loop {
+            match self.chars.next()? {
+                '\'' => return Some(()),
+                ch => self.word.push(ch),
+            }
+        }
+    }
+
+    /// The rest of a `"..."` word (a backquote or `$(` inside makes the command unsafe);
+    /// `None` when the quote is not closed.
+    fn double_quoted(&mut self) -> Option<()> {
+        self.in_word = true;
+        loop {
+            match self.chars.next()? {
+                '"' => return Some(()),
+                '\\' => {
+                    let ch = self.chars.next()?;
+                    self.word.push(ch);
+                }
+                '`' => self.part.unsafe_shape = true,
+                '$' if self.chars.peek() == Some(&'(') => {
+                    self.part.unsafe_shape = true;
+                    self.word.push('$');
+                }
+                ch => self.word.push(ch),
+            }
+        }
+    }
+
+    /// A `>` or `<`: a file redirection makes the command unsafe; `2>&1` and `>&2` duplicate a
+    /// descriptor and write no file.
+    fn redirect(&mut self, c: char) {
+        if c == '>' && self.chars.peek() == Some(&'&') {
+            let mut look = self.chars.clone();
+            look.next();
+            if look.peek().is_some_and(|d| d.is_ascii_digit()) {
+                self.chars.next();
+                let digit = self.chars.next();
+                self.word.push('>');
+                self.word.push('&');
+                self.word.extend(digit);
+                self.in_word = true;
+                return;
+            }
+        }
+        self.part.unsafe_shape = true;
+        self.push(c);
+    }
 }
 
 /// `NAME=value` with a shell-identifier name.

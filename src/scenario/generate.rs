@@ -412,6 +412,18 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
     let tools = toolset(p, &mut rng);
     let plans = PlanFiles::new("plans", p.seed);
     let review = humantime::parse_duration(&p.review_wait).unwrap_or(Duration::from_secs(120));
+    let mut steps = opening(p, &mut rng);
+    explore(p, &mut rng, &mut steps);
+    let plan_path = plans.main_plan_path().display().to_string();
+    plan_and_review(p, &mut rng, &plan_path, review, &mut steps);
+    implement(p, &mut rng, &mut steps);
+    steps.push(turn(rng.range(p.reply_tokens), Vec::new()));
+    scenario(p, tools, steps)
+}
+
+/// The user's first message and the way into plan mode (the model's own call, or the user's
+/// mode switch).
+fn opening(p: &GeneratorParams, rng: &mut Rng) -> Vec<Step> {
     let mut steps = vec![Step::User(TextOrContent::Content(tokens(
         rng.between(30, 150),
     )))];
@@ -427,6 +439,11 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
     } else {
         steps.push(Step::Mode(Mode::Plan));
     }
+    steps
+}
+
+/// The read-only exploration rounds, with the subagents after the first (or alone).
+fn explore(p: &GeneratorParams, rng: &mut Rng, steps: &mut Vec<Step>) {
     let parallel = p.max_parallel_calls.max(1);
     for round in 0..p.exploration_rounds {
         let n = rng.between(1, parallel);
@@ -439,20 +456,30 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
         steps.push(turn(rng.range(p.reply_tokens), calls));
         if round == 0 && p.subagents > 0 {
             steps.push(turn(rng.range(p.reply_tokens), Vec::new()));
-            steps.push(Step::Agents(subagents(p, &mut rng)));
+            steps.push(Step::Agents(subagents(p, rng)));
         }
     }
     if p.exploration_rounds == 0 && p.subagents > 0 {
         steps.push(turn(rng.range(p.reply_tokens), Vec::new()));
-        steps.push(Step::Agents(subagents(p, &mut rng)));
+        steps.push(Step::Agents(subagents(p, rng)));
     }
-    let plan_path = plans.main_plan_path().display().to_string();
+}
+
+/// The plan written and offered, each rejection with its review wait and a longer plan, then
+/// the approving review.
+fn plan_and_review(
+    p: &GeneratorParams,
+    rng: &mut Rng,
+    plan_path: &str,
+    review: Duration,
+    steps: &mut Vec<Step>,
+) {
     let write_plan = |plan_tokens: u32, rng: &mut Rng| {
         turn(
             plan_tokens.saturating_add(rng.between(20, 60)),
             vec![Call {
                 tool: "Write".into(),
-                path: Some(plan_path.clone()),
+                path: Some(plan_path.to_string()),
                 plan_tokens: Some(plan_tokens),
                 result_tokens: Some(20),
                 ..Call::default()
@@ -470,22 +497,26 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
         )
     };
     let mut plan_tokens = p.plan_tokens;
-    steps.push(write_plan(plan_tokens, &mut rng));
-    steps.push(exit(&mut rng));
+    steps.push(write_plan(plan_tokens, rng));
+    steps.push(exit(rng));
     for _ in 0..p.rejections {
         steps.push(Step::Wait(WaitDuration::new(review)));
         steps.push(Step::Reject(TextOrContent::Content(tokens(
             rng.between(20, 120),
         ))));
         plan_tokens = plan_tokens.saturating_add(rng.between(30, 200));
-        steps.push(write_plan(plan_tokens, &mut rng));
-        steps.push(exit(&mut rng));
+        steps.push(write_plan(plan_tokens, rng));
+        steps.push(exit(rng));
     }
     steps.push(Step::Wait(WaitDuration::new(review)));
     steps.push(Step::Approve(Approval {
         target: Target::Exit,
         clear_context: p.clear_context,
     }));
+}
+
+/// The implementation turns: edits, with a test run every third turn.
+fn implement(p: &GeneratorParams, rng: &mut Rng, steps: &mut Vec<Step>) {
     for k in 0..p.implementation_turns {
         let calls = if k % 3 == 2 {
             vec![Call {
@@ -502,7 +533,10 @@ pub fn generate(p: &GeneratorParams) -> Scenario {
         };
         steps.push(turn(rng.between(150, 900), calls));
     }
-    steps.push(turn(rng.range(p.reply_tokens), Vec::new()));
+}
+
+/// The scenario around the drawn tools and steps.
+fn scenario(p: &GeneratorParams, tools: Vec<ToolDef>, steps: Vec<Step>) -> Scenario {
     Scenario {
         name: p.name.clone().unwrap_or_else(|| format!("generated-{}", p.seed)),
         description: format!(

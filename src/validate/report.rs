@@ -72,19 +72,23 @@ impl Validation {
 
     /// The Markdown summary: figures per stream and overall, then the mispredicted requests.
     pub fn to_markdown(&self) -> String {
+        let mut md = self.md_header();
+        self.md_imports(&mut md);
+        self.md_error_figures(&mut md);
+        self.md_first_requests(&mut md);
+        self.md_mispredicted(&mut md);
+        self.md_unexplained(&mut md);
+        self.md_model_findings(&mut md);
+        md
+    }
+
+    /// The title and the paragraph that says how the figures were made.
+    fn md_header(&self) -> String {
         let o = &self.options;
-        let pct = |x: f64| format!("{:.2}%", x * 100.0);
-        let opt = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.2}"));
-        let mut md = format!(
+        format!(
             "# Validation against recorded usage (--events {})\n\n{}\n\nStrategy `{}`, cache model `{}`, first request of each stream: {}, cross-session prefix: {}; mispredicted = |Δcache_read| > {} of the prompt or a wrong break verdict; break = cache_read < {}% of the previous prompt.\n\n",
             o.events.as_str(),
-            match o.events {
-                Events::Transcript => "Mode `--events transcript`: every replayed event comes from the transcript's records and timestamps; billed cache reads and writes are only compared against.".to_string(),
-                Events::Billed => format!(
-                    "Mode `--events billed`: besides the transcript's own events, {} event(s) were placed where the billed cache read dropped within the TTL (marked `# inferred from billed cache_read`); the figures below are not a blind prediction.",
-                    self.imports.iter().map(|i| i.inferred).sum::<usize>()
-                ),
-            },
+            self.md_mode(),
             o.strategy,
             o.cache,
             match o.first_request {
@@ -94,12 +98,27 @@ impl Validation {
             match o.shared_prefix {
                 SharedPrefix::None => "none (cold cache)",
                 SharedPrefix::Recorded if o.events == Events::Transcript => "none (the block the first request read is a billed figure)",
-            SharedPrefix::Recorded => "the block the first request read",
+                SharedPrefix::Recorded => "the block the first request read",
                 SharedPrefix::KeptWarm => "the block the first request read, tools/system kept warm",
             },
             pct(o.tolerance),
             o.break_threshold * 100.0
-        );
+        )
+    }
+
+    /// What the replayed events come from, by `--events` mode.
+    fn md_mode(&self) -> String {
+        match self.options.events {
+            Events::Transcript => "Mode `--events transcript`: every replayed event comes from the transcript's records and timestamps; billed cache reads and writes are only compared against.".to_string(),
+            Events::Billed => format!(
+                "Mode `--events billed`: besides the transcript's own events, {} event(s) were placed where the billed cache read dropped within the TTL (marked `# inferred from billed cache_read`); the figures below are not a blind prediction.",
+                self.imports.iter().map(|i| i.inferred).sum::<usize>()
+            ),
+        }
+    }
+
+    /// One row per transcript read, its skipped lines and notes, and the sessions not scored.
+    fn md_imports(&self, md: &mut String) {
         md.push_str("## Imports\n\n| transcript | lines | skipped | streams | requests | main TTL | shared prefix |\n|---|---:|---:|---:|---:|---|---:|\n");
         for i in &self.imports {
             md.push_str(&format!(
@@ -124,6 +143,10 @@ impl Validation {
                 md.push_str(&format!("- {}: {}\n", s.transcript, s.reason));
             }
         }
+    }
+
+    /// plancache's figures beside the naive baseline's, per stream, transcript and overall.
+    fn md_error_figures(&self, md: &mut String) {
         md.push_str("\n## Error figures\n\nEach row gives plancache's figures, then the naive baseline's over the same requests (each request reads the previous prompt of its stream while the TTL lives; nothing else modelled): what the event modelling adds.\n\n| streams | requests | median prompt err | worst prompt err | mean abs Δread/prompt | mean abs Δcreation/prompt | breaks rec/pred/both | precision | recall | cost rec (units) | cost pred (units) | cost err | mispredicted | naive Δread/prompt | naive breaks pred/both | naive precision | naive recall | naive cost err |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n");
         for s in self.stats() {
             md.push_str(&format!(
@@ -151,6 +174,10 @@ impl Validation {
                 pct(s.naive_cost_error()),
             ));
         }
+    }
+
+    /// The first request of every stream (kept out of the error figures by default).
+    fn md_first_requests(&self, md: &mut String) {
         let firsts: Vec<&RequestCheck> = self.checks.iter().filter(|c| c.first_in_stream).collect();
         md.push_str("\n## First request of each stream\n\n| transcript | stream | prompt | read rec | read pred | creation rec | creation pred |\n|---|---|---:|---:|---:|---:|---:|\n");
         for c in firsts {
@@ -165,62 +192,85 @@ impl Validation {
                 c.predicted_creation
             ));
         }
+    }
+
+    /// The requests whose read or break verdict is off by more than the tolerance.
+    fn md_mispredicted(&self, md: &mut String) {
         md.push_str("\n## Mispredicted requests\n\n");
-        let bad = self.counted(|c| c.mispredicted(o.tolerance));
+        let bad = self.counted(|c| c.mispredicted(self.options.tolerance));
         if bad.is_empty() {
             md.push_str("None.\n");
-        } else {
-            md.push_str("| transcript | stream | request | line | prompt | read rec | read pred | break rec/pred | model's reason | recognised event |\n|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
-            for c in bad {
-                md.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} |\n",
-                    c.transcript,
-                    c.stream,
-                    c.request,
-                    c.line,
-                    c.recorded_prompt,
-                    c.recorded_read,
-                    c.predicted_read,
-                    c.recorded_break,
-                    c.predicted_break,
-                    if c.reason.is_empty() { "-" } else { &c.reason },
-                    if c.events.is_empty() { "-" } else { &c.events }
-                ));
-            }
+            return;
         }
+        md.push_str("| transcript | stream | request | line | prompt | read rec | read pred | break rec/pred | model's reason | recognised event |\n|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
+        for c in bad {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} |\n",
+                c.transcript,
+                c.stream,
+                c.request,
+                c.line,
+                c.recorded_prompt,
+                c.recorded_read,
+                c.predicted_read,
+                c.recorded_break,
+                c.predicted_break,
+                if c.reason.is_empty() { "-" } else { &c.reason },
+                if c.events.is_empty() { "-" } else { &c.events }
+            ));
+        }
+    }
+
+    /// Recorded breaks within the TTL that no record of the transcript explains.
+    fn md_unexplained(&self, md: &mut String) {
         md.push_str(&format!(
             "\n## Breaks the transcript cannot explain\n\n{} recorded break(s) within the TTL with no event in the transcript before them: a replay from the transcript cannot predict these, and none is fixed up.\n\n",
             self.unexplained.len()
         ));
-        if !self.unexplained.is_empty() {
-            md.push_str("| transcript | stream | request | request id | line | idle since previous response | previous prompt | read |\n|---|---|---:|---|---:|---:|---:|---:|\n");
-            for u in &self.unexplained {
-                md.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {:.0}s | {} | {} |\n",
-                    u.transcript,
-                    u.stream,
-                    u.request,
-                    u.request_id,
-                    u.line,
-                    u.gap_ms as f64 / 1000.0,
-                    u.previous_prompt,
-                    u.recorded_read
-                ));
-            }
+        if self.unexplained.is_empty() {
+            return;
         }
+        md.push_str("| transcript | stream | request | request id | line | idle since previous response | previous prompt | read |\n|---|---|---:|---|---:|---:|---:|---:|\n");
+        for u in &self.unexplained {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {:.0}s | {} | {} |\n",
+                u.transcript,
+                u.stream,
+                u.request,
+                u.request_id,
+                u.line,
+                u.gap_ms as f64 / 1000.0,
+                u.previous_prompt,
+                u.recorded_read
+            ));
+        }
+    }
+
+    /// Requests billed on the other model of an `opusplan` session than its mode implies.
+    fn md_model_findings(&self, md: &mut String) {
         md.push_str(&format!(
             "\n## Model not the one the mode implies\n\n{} request(s): in a session whose plan-mode requests ran on Opus and whose other requests on Sonnet (`opusplan`), a request billed on the other model.\n\n",
             self.model_findings.len()
         ));
-        if !self.model_findings.is_empty() {
-            md.push_str("| transcript | stream | request id | line | mode | billed model | mode implies |\n|---|---|---|---:|---|---|---|\n");
-            for f in &self.model_findings {
-                md.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {} |\n",
-                    f.transcript, f.stream, f.request_id, f.line, f.mode, f.model, f.expected
-                ));
-            }
+        if self.model_findings.is_empty() {
+            return;
         }
-        md
+        md.push_str("| transcript | stream | request id | line | mode | billed model | mode implies |\n|---|---|---|---:|---|---|---|\n");
+        for f in &self.model_findings {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                f.transcript, f.stream, f.request_id, f.line, f.mode, f.model, f.expected
+            ));
+        }
     }
+}
+
+/// A fraction as a percentage with two decimals.
+fn pct(x: f64) -> String {
+    format!("{:.2}%", x * 100.0)
+}
+
+/// A ratio with two decimals, or `n/a` where it is undefined.
+fn opt(x: Option<f64>) -> String {
+    x.map_or("n/a".to_string(), |v| format!("{v:.2}"))
 }

@@ -38,6 +38,45 @@ pub(super) fn replay(
     let mut cache = cache::build_with(&opts.cache, prices, &config)?;
     let start = runs.iter().map(|r| r.prepared.origin_ms).min().unwrap_or(0);
     let mut schedule = Schedule::new();
+    let (streams, index) = schedule_runs(&mut schedule, runs, opts, strategy, start);
+    let outcomes = schedule.run_with(cache.as_mut(), |t, req, sent| {
+        let s = &streams[t.stream];
+        // A fork starts from the main thread's latest prompt (see [`fork`]).
+        let k = sent.count(t.stream);
+        let base = match (s.fork, k) {
+            (true, 0) => s.main.map(|m| (m, sent.last(m))),
+            (true, _) => Some((t.stream, sent.last(t.stream))),
+            _ => None,
+        };
+        match base {
+            Some((b, Some(base))) => {
+                let with_reply = sent.finished_by(b, t.sent_ms);
+                fork::fork_request(&req, base, with_reply, req.prompt_tokens(), k, tokenizer)
+            }
+            _ => req,
+        }
+    });
+    Ok(index
+        .into_iter()
+        .map(|run| {
+            run.into_iter()
+                .map(|ids| ids.into_iter().map(|i| outcomes[i].clone()).collect())
+                .collect()
+        })
+        .collect())
+}
+
+/// Pushes every request of `runs` onto `schedule` (and the prewarmed leading block where the
+/// mode allows one); returns what the replay needs of each stream and the schedule ids of each
+/// run's streams' requests.
+fn schedule_runs(
+    schedule: &mut Schedule,
+    runs: &[Run],
+    opts: &ValidateOptions,
+    strategy: &dyn Strategy,
+    start: u64,
+) -> (Vec<StreamRef>, Vec<Vec<Vec<usize>>>) {
+    let several = runs.len() > 1;
     // Global stream index of each (run, stream), whether it is a fork, and its run's main stream.
     let mut streams: Vec<StreamRef> = Vec::new();
     let mut index: Vec<Vec<Vec<usize>>> = Vec::new();
@@ -95,31 +134,7 @@ pub(super) fn replay(
         }
         index.push(per_stream);
     }
-    let outcomes = schedule.run_with(cache.as_mut(), |t, req, sent| {
-        let s = &streams[t.stream];
-        // A fork starts from the main thread's latest prompt (see [`fork`]).
-        let k = sent.count(t.stream);
-        let base = match (s.fork, k) {
-            (true, 0) => s.main.map(|m| (m, sent.last(m))),
-            (true, _) => Some((t.stream, sent.last(t.stream))),
-            _ => None,
-        };
-        match base {
-            Some((b, Some(base))) => {
-                let with_reply = sent.finished_by(b, t.sent_ms);
-                fork::fork_request(&req, base, with_reply, req.prompt_tokens(), k, tokenizer)
-            }
-            _ => req,
-        }
-    });
-    Ok(index
-        .into_iter()
-        .map(|run| {
-            run.into_iter()
-                .map(|ids| ids.into_iter().map(|i| outcomes[i].clone()).collect())
-                .collect()
-        })
-        .collect())
+    (streams, index)
 }
 
 /// What the shared replay needs to know of a stream.
