@@ -1,5 +1,6 @@
 //! `plancache account`: every session of an account, added up, with the what-if.
 
+use super::common::PricingArgs;
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -7,12 +8,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, prices};
+use super::common::cache_list;
 use super::CliError;
 use crate::account::select::Selection;
 use crate::account::views::View;
 use crate::account::{self, whatif, AccountOptions, Sharing};
-use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
 use crate::import::discover;
 
@@ -114,13 +114,9 @@ pub struct AccountArgs {
     /// How many of the costliest breaks to list.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
     /// Cache-model parameters (TOML; see docs/cache-models.md). TTLs come from the transcripts.
     #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
@@ -269,11 +265,7 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
                 .join(", ")
         )));
     }
-    let env = ReplayEnv {
-        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
-        caches: cache_config(args.cache_config.as_deref())?,
-        ..ReplayEnv::default()
-    };
+    let env = super::common::replay_env(&args.pricing, args.cache_config.as_deref())?;
     let opts = AccountOptions {
         cache: cache[0].clone(),
         strategy: args.strategy.clone(),

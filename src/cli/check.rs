@@ -1,5 +1,6 @@
 //! `plancache check`: validate scenarios against the reference state machine.
 
+use super::common::PricingArgs;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -27,13 +28,9 @@ pub struct CheckArgs {
     /// Print only failures.
     #[arg(long, short)]
     pub quiet: bool,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
 }
 
 pub fn check(args: CheckArgs) -> Result<(), CliError> {
@@ -42,7 +39,7 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
     let strategies = strategy::all();
     // The unknown-model hint names --pricing and --price: check takes both, as run does.
     let mut env = ReplayEnv {
-        prices: super::common::prices(args.pricing.as_deref(), args.price.as_ref())?,
+        prices: args.pricing.table()?,
         ..ReplayEnv::default()
     };
     check_models(&sessions, &mut env.prices)?;

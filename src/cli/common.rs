@@ -121,6 +121,25 @@ pub fn set_strict_pricing(strict: bool) {
     STRICT_PRICING.store(strict, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The price-table flags every replaying command takes.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PricingArgs {
+    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
+    #[arg(long = "pricing", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Prices for models the table does not know: input=USD,output=USD per million tokens
+    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
+    #[arg(long, value_name = "SPEC", value_parser = ModelPrice::from_spec)]
+    pub price: Option<ModelPrice>,
+}
+
+impl PricingArgs {
+    /// The price table these flags give (see [`prices`]).
+    pub fn table(&self) -> Result<PriceTable, CliError> {
+        prices(self.file.as_deref(), self.price.as_ref())
+    }
+}
+
 /// The bundled price table, plus a user file, plus `--price` for models the table lacks; a
 /// model none of them lists is priced by its family's nearest known model with a warning, or
 /// refused under `--strict-pricing`.
@@ -316,6 +335,31 @@ pub fn check_out_dir(path: &Path, stdout_hint: &str) -> Result<(), CliError> {
     )
 }
 
+/// One file output `flag` names: not an input, not a device it would replace (checked before
+/// any work).
+pub fn check_file_out(flag: &str, path: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
+    check_outputs(
+        &[Output {
+            flag,
+            path,
+            kind: OutputKind::File,
+        }],
+        inputs,
+        "",
+    )
+}
+
+/// The one strategy `spec` names (commands that render one design at a time).
+pub fn one_strategy(spec: &str) -> Result<Box<dyn crate::strategy::Strategy>, CliError> {
+    let mut list = strategies(spec)?;
+    if list.len() != 1 {
+        return Err(CliError::input(
+            "export one strategy at a time; e.g. --strategy permission-mode",
+        ));
+    }
+    Ok(list.remove(0))
+}
+
 /// The one check of a command's outputs, before any work: each output is a regular file, a
 /// directory, or a stream; none names an input; no two name one file; parents are directories.
 /// `dir_hint` says what to use instead of `-` or a file for a directory output.
@@ -375,12 +419,11 @@ pub fn cache_config(file: Option<&Path>) -> Result<CacheConfig, CliError> {
 /// The prices and cache-model parameters of a replay: the bundled tables plus the user's files
 /// and `--price`.
 pub fn replay_env(
-    pricing: Option<&Path>,
-    price: Option<&ModelPrice>,
+    pricing: &PricingArgs,
     cache_config_file: Option<&Path>,
 ) -> Result<crate::engine::ReplayEnv, CliError> {
     Ok(crate::engine::ReplayEnv {
-        prices: prices(pricing, price)?,
+        prices: pricing.table()?,
         caches: cache_config(cache_config_file)?,
         ..crate::engine::ReplayEnv::default()
     })

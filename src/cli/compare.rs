@@ -1,10 +1,11 @@
 //! `plancache compare`: the CI gate against a saved baseline.
 
+use super::common::PricingArgs;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, load_and_replay_with, prices, strategies, Sink};
+use super::common::{cache_list, load_and_replay_with, strategies, Sink};
 use super::params::ParamArgs;
 use super::{output, CliError};
 use crate::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
@@ -80,13 +81,9 @@ pub struct CompareArgs {
     /// Cache models to run (default: those in the baseline).
     #[arg(long)]
     pub cache: Option<String>,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
     /// Cache model parameters (see `plancache run --help`).
     #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
@@ -118,35 +115,14 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
         },
         None => None,
     };
-    if let Some(path) = &args.out {
-        let mut inputs = vec![args.baseline.clone()];
-        inputs.extend(
-            args.current
-                .iter()
-                .chain(&args.pricing)
-                .chain(&args.cache_config)
-                .cloned(),
-        );
-        inputs.extend(super::common::scenario_paths(&args.scenarios).unwrap_or_default());
-        super::common::check_outputs(
-            &[super::common::Output {
-                flag: "--out",
-                path,
-                kind: super::common::OutputKind::File,
-            }],
-            &inputs,
-            "",
-        )?;
-    }
+    check_out(&args)?;
     if args.current.is_some() {
         args.params
             .refuse("--current reads figures instead of replaying scenarios")?;
     }
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
-    let cap = compare::figures::request_cap(
-        &prices(args.pricing.as_deref(), args.price.as_ref())?,
-        &crate::budget::Budget::current(),
-    );
+    let cap =
+        compare::figures::request_cap(&args.pricing.table()?, &crate::budget::Budget::current());
     baseline.check_figures(cap).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(
@@ -154,35 +130,7 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
             baseline.source
         )));
     }
-    let current = match &args.current {
-        Some(path) => {
-            let d = Dataset::load(path).map_err(CliError::input)?;
-            d.check_figures(cap).map_err(CliError::input)?;
-            d
-        }
-        None => {
-            let strategies = strategies(&args.strategy)?;
-            let caches = match &args.cache {
-                Some(spec) => cache_list(spec)?,
-                None => cache_list(&compare::caches(&baseline).join(",")).map_err(|e| {
-                    CliError::input(format!(
-                        "{}: {}\n  hint: pass --cache to choose the models to run",
-                        baseline.source, e.message
-                    ))
-                })?,
-            };
-            let mut env = crate::engine::ReplayEnv {
-                prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
-                caches: cache_config(args.cache_config.as_deref())?,
-                ..crate::engine::ReplayEnv::default()
-            };
-            args.params.apply_env(&mut env);
-            let overrides = args.params.overrides();
-            let (_, run) =
-                load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;
-            Dataset::from_run(&run, "this run")
-        }
-    };
+    let current = current(&args, &baseline, cap)?;
     let thresholds = thresholds(&args)?;
     let mut outcome = compare::compare(&baseline, &current, &thresholds, &args.rules);
     if args.allow_missing {
@@ -209,4 +157,46 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
             baseline.source
         )))
     }
+}
+
+/// `--out` names no input and no device it would replace (checked before any work).
+fn check_out(args: &CompareArgs) -> Result<(), CliError> {
+    let Some(path) = &args.out else {
+        return Ok(());
+    };
+    let mut inputs = vec![args.baseline.clone()];
+    inputs.extend(
+        args.current
+            .iter()
+            .chain(&args.pricing.file)
+            .chain(&args.cache_config)
+            .cloned(),
+    );
+    inputs.extend(super::common::scenario_paths(&args.scenarios).unwrap_or_default());
+    super::common::check_file_out("--out", path, &inputs)
+}
+
+/// The figures to gate: `--current`'s file, or a replay of the scenarios under the baseline's
+/// cache models (or `--cache`).
+fn current(args: &CompareArgs, baseline: &Dataset, cap: f64) -> Result<Dataset, CliError> {
+    if let Some(path) = &args.current {
+        let d = Dataset::load(path).map_err(CliError::input)?;
+        d.check_figures(cap).map_err(CliError::input)?;
+        return Ok(d);
+    }
+    let strategies = strategies(&args.strategy)?;
+    let caches = match &args.cache {
+        Some(spec) => cache_list(spec)?,
+        None => cache_list(&compare::caches(baseline).join(",")).map_err(|e| {
+            CliError::input(format!(
+                "{}: {}\n  hint: pass --cache to choose the models to run",
+                baseline.source, e.message
+            ))
+        })?,
+    };
+    let mut env = super::common::replay_env(&args.pricing, args.cache_config.as_deref())?;
+    args.params.apply_env(&mut env);
+    let overrides = args.params.overrides();
+    let (_, run) = load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;
+    Ok(Dataset::from_run(&run, "this run"))
 }

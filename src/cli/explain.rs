@@ -1,10 +1,10 @@
 //! `plancache explain`: why each request of a raw API log read what it read.
 
+use super::common::PricingArgs;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::common::prices;
 use super::CliError;
 use crate::requests::{self, LogKind};
 
@@ -31,13 +31,9 @@ pub struct ExplainArgs {
     /// Shorthand for `--format json`.
     #[arg(long, short = 'j')]
     pub json: bool,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
 }
 
 /// How `explain` prints.
@@ -49,7 +45,7 @@ pub enum ExplainFormat {
 }
 
 pub fn explain(args: ExplainArgs) -> Result<(), CliError> {
-    let prices = prices(args.pricing.as_deref(), args.price.as_ref())?;
+    let prices = args.pricing.table()?;
     let kind = super::common::log_kind(args.kind.as_deref(), "explain")?;
     let (log, rows) = requests::explain_file(&args.log, kind, &prices)
         .map_err(|e| CliError::input(e.to_string()))?;
@@ -140,17 +136,13 @@ pub struct ExportRequestsArgs {
     /// Output file (default, or `-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
 }
 
 pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
-    use super::common::{check_models, load_sessions, strategies, Sink};
+    use super::common::{check_models, load_sessions, Sink};
     let automatic = match a.cache.as_str() {
         "anthropic-auto" => Some(crate::cache::CacheConfig::default().anthropic_auto.message_ttl.as_str()),
         "anthropic-explicit" => None,
@@ -164,14 +156,9 @@ pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
         Some(p) => Sink::parse("--out", p)?,
         None => Sink::Stdout,
     };
-    let strategies = strategies(&a.strategy)?;
-    let [strategy] = strategies.as_slice() else {
-        return Err(CliError::input(
-            "export one strategy at a time; e.g. --strategy permission-mode",
-        ));
-    };
+    let strategy = super::common::one_strategy(&a.strategy)?;
     let mut env = crate::engine::ReplayEnv {
-        prices: prices(a.pricing.as_deref(), a.price.as_ref())?,
+        prices: a.pricing.table()?,
         ..crate::engine::ReplayEnv::default()
     };
     let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;

@@ -1,10 +1,11 @@
 //! `plancache export`: write a scenario's request sequence for other tools.
 
+use super::common::PricingArgs;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::common::{check_models, load_sessions, prices, strategies, Sink};
+use super::common::{check_models, load_sessions, Sink};
 use super::CliError;
 use crate::engine::ReplayEnv;
 use crate::{cache, mooncake};
@@ -45,13 +46,9 @@ pub struct MooncakeArgs {
     /// Output file (default, or `-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
 }
 
 pub fn export(args: ExportArgs) -> Result<(), CliError> {
@@ -69,31 +66,18 @@ fn export_mooncake(a: MooncakeArgs) -> Result<(), CliError> {
     }
     if let Some(path) = &a.out {
         let inputs: Vec<PathBuf> = std::iter::once(&a.scenario)
-            .chain(&a.pricing)
+            .chain(&a.pricing.file)
             .cloned()
             .collect();
-        super::common::check_outputs(
-            &[super::common::Output {
-                flag: "--out",
-                path,
-                kind: super::common::OutputKind::File,
-            }],
-            &inputs,
-            "",
-        )?;
+        super::common::check_file_out("--out", path, &inputs)?;
     }
     let out = match &a.out {
         Some(p) => Sink::parse("--out", p)?,
         None => Sink::Stdout,
     };
-    let strategies = strategies(&a.strategy)?;
-    let [strategy] = strategies.as_slice() else {
-        return Err(CliError::input(
-            "export one strategy at a time; e.g. --strategy permission-mode",
-        ));
-    };
+    let strategy = super::common::one_strategy(&a.strategy)?;
     let mut env = ReplayEnv {
-        prices: prices(a.pricing.as_deref(), a.price.as_ref())?,
+        prices: a.pricing.table()?,
         ..ReplayEnv::default()
     };
     let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;

@@ -164,14 +164,10 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         .as_deref()
         .filter(|o| args.count <= 1 && !o.is_dir())
     {
-        super::common::check_outputs(
-            &[super::common::Output {
-                flag: "--out",
-                path: out,
-                kind: super::common::OutputKind::File,
-            }],
+        super::common::check_file_out(
+            "--out",
+            out,
             &args.params.iter().cloned().collect::<Vec<_>>(),
-            "",
         )?;
     }
     let render = |p: &GeneratorParams| -> Result<String, CliError> {

@@ -64,18 +64,6 @@ fn sibling(out: &Path, stream: &str) -> PathBuf {
     out.with_file_name(format!("{stem}.{stream}.toml"))
 }
 
-fn check_file_out(flag: &str, path: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
-    super::common::check_outputs(
-        &[super::common::Output {
-            flag,
-            path,
-            kind: super::common::OutputKind::File,
-        }],
-        inputs,
-        "",
-    )
-}
-
 /// The subagent scenarios go beside `--out`: each such file is checked like `--out` itself, and
 /// a stream `--out` (a device, a FIFO) has no "beside".
 fn check_siblings(
@@ -100,7 +88,7 @@ fn check_siblings(
         )));
     }
     for s in agents {
-        check_file_out("--out (subagent file)", &sibling(out, &s.stream), inputs)?;
+        super::common::check_file_out("--out (subagent file)", &sibling(out, &s.stream), inputs)?;
     }
     Ok(())
 }
@@ -213,7 +201,7 @@ pub fn import(mut args: ImportArgs) -> Result<(), CliError> {
     };
     let inputs = std::slice::from_ref(&args.transcript);
     if let Some(out) = &args.out {
-        check_file_out("--out", out, inputs)?;
+        super::common::check_file_out("--out", out, inputs)?;
     }
     let t = harness.read(&args.transcript).map_err(CliError::input)?;
     check_sizes(&t).map_err(CliError::input)?;

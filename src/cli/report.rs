@@ -1,5 +1,6 @@
 //! `plancache report`: charts and the design-review report.
 
+use super::common::PricingArgs;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -31,13 +32,9 @@ pub struct ReportArgs {
     /// Output directory.
     #[arg(long, value_name = "DIR", default_value = "report")]
     pub out: PathBuf,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
     /// Cache model parameters (see `plancache run --help`).
     #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
@@ -50,11 +47,7 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     let strategies = super::common::strategies(&args.strategy)?;
     let caches = cache_list(&args.cache)?;
     super::common::check_out_dir(&args.out, "report writes a directory (charts, report.html)")?;
-    let mut env = replay_env(
-        args.pricing.as_deref(),
-        args.price.as_ref(),
-        args.cache_config.as_deref(),
-    )?;
+    let mut env = replay_env(&args.pricing, args.cache_config.as_deref())?;
     args.params.apply_env(&mut env);
     let overrides = args.params.overrides();
     let (sessions, mut run) =

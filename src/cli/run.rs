@@ -1,12 +1,13 @@
 //! `plancache run`: replay scenarios and compare strategies.
 
+use super::common::PricingArgs;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::common::{
     cache_list, check_equivalence, check_outputs, context_overruns, load_and_replay_with,
-    noop_notes, prices, strategies, Output, OutputKind, Sink,
+    noop_notes, strategies, Output, OutputKind, Sink,
 };
 use super::params::ParamArgs;
 use super::{output, CliError};
@@ -54,13 +55,9 @@ pub struct RunArgs {
     /// Write the summary as a Markdown table to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
     /// A TOML file of cache-model parameters (one table per model, e.g. [anthropic]
     /// message_ttl = "5m"); see docs/cache-models.md.
     #[arg(long, value_name = "FILE")]
@@ -171,7 +168,7 @@ fn outputs(args: &RunArgs) -> Result<Outputs, CliError> {
 /// Every file `run` reads, for the output check.
 fn run_inputs(args: &RunArgs) -> Vec<PathBuf> {
     let mut v = super::common::scenario_paths(&args.scenarios).unwrap_or_default();
-    v.extend(args.pricing.iter().chain(&args.cache_config).cloned());
+    v.extend(args.pricing.file.iter().chain(&args.cache_config).cloned());
     v
 }
 
@@ -189,7 +186,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         .collect();
     let reference = reference(args.reference.as_deref(), &designs)?;
     let mut env = crate::engine::ReplayEnv {
-        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
+        prices: args.pricing.table()?,
         caches: super::common::cache_config(args.cache_config.as_deref())?,
         ..crate::engine::ReplayEnv::default()
     };

@@ -50,15 +50,7 @@ pub fn run(args: SchemaArgs) -> Result<(), CliError> {
     };
     match &args.out {
         Some(path) => {
-            super::common::check_outputs(
-                &[super::common::Output {
-                    flag: "--out",
-                    path,
-                    kind: super::common::OutputKind::File,
-                }],
-                &[],
-                "",
-            )?;
+            super::common::check_file_out("--out", path, &[])?;
             write_atomic(path, text.as_bytes()).map_err(CliError::input)
         }
         None => {

@@ -1,13 +1,12 @@
 //! `plancache sweep`: run a parameter grid, one CSV row per point, and the break-even heatmap.
 
+use super::common::PricingArgs;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::common::{cache_config, prices};
 use super::CliError;
 use crate::chart::{self, heatmap};
-use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
 use crate::sweep::{self, Generated, Shard, Sweep};
 
@@ -58,13 +57,9 @@ pub struct SweepArgs {
     /// (`JOB_COMPLETION_INDEX/4` in a Kubernetes indexed Job; docs/scale-out.md).
     #[arg(long, value_name = "VAR/N", value_parser = Shard::from_env, conflicts_with = "shard")]
     pub shard_env: Option<Shard>,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
     /// Cache model parameters (see `plancache run --help`).
     #[arg(long, value_name = "FILE")]
     pub cache_config: Option<PathBuf>,
@@ -106,8 +101,7 @@ pub fn sweep(mut args: SweepArgs) -> Result<(), CliError> {
             params: &args.params,
             strategy: args.strategy.as_deref(),
             cache: args.cache.as_deref(),
-            pricing: args.pricing.as_deref(),
-            price: args.price.as_ref(),
+            pricing: &args.pricing,
             cache_config: args.cache_config.as_deref(),
             out: args.out.as_deref(),
             max_points: args.max_points,
@@ -131,11 +125,7 @@ pub fn sweep(mut args: SweepArgs) -> Result<(), CliError> {
     super::common::check_out_dir(&out_dir, "sweep writes a directory (sweep.csv, heatmaps)")?;
     let mut spec = Sweep::load_capped(&args.files[0], args.max_points).map_err(CliError::input)?;
     spec.allow_over_context = args.allow_over_context;
-    let env = ReplayEnv {
-        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
-        caches: cache_config(args.cache_config.as_deref())?,
-        ..ReplayEnv::default()
-    };
+    let env = super::common::replay_env(&args.pricing, args.cache_config.as_deref())?;
     let shard = args.shard.unwrap_or_else(Shard::all);
     let rows = sweep::run(&spec, shard, &Generated::default(), &env).map_err(CliError::input)?;
     let header = spec.header();

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::common::{cache_config, check_models, prices, scenario_paths};
+use super::common::{check_models, scenario_paths};
 use super::params::ParamArgs;
 use super::{output, CliError};
 use crate::engine::ReplayEnv;
@@ -24,10 +24,8 @@ pub struct FileSweep<'a> {
     pub strategy: Option<&'a str>,
     /// `--cache` (default anthropic) when there is no `-L cache=`.
     pub cache: Option<&'a str>,
-    /// `--pricing FILE`.
-    pub pricing: Option<&'a std::path::Path>,
-    /// `--price SPEC`: prices for models the table does not know.
-    pub price: Option<&'a crate::cache::ModelPrice>,
+    /// `--pricing FILE` and `--price SPEC`.
+    pub pricing: &'a super::common::PricingArgs,
     /// `--cache-config FILE`.
     pub cache_config: Option<&'a std::path::Path>,
     /// `--out DIR`: also write DIR/sweep.csv.
@@ -87,11 +85,7 @@ pub fn run(a: FileSweep<'_>) -> Result<(), CliError> {
             .map_err(CliError::input)?,
         None => toml::Table::new(),
     };
-    let mut env = ReplayEnv {
-        prices: prices(a.pricing, a.price)?,
-        caches: cache_config(a.cache_config)?,
-        ..ReplayEnv::default()
-    };
+    let mut env = super::common::replay_env(a.pricing, a.cache_config)?;
     a.params.apply_env(&mut env);
     let mut spec =
         Sweep::over_files(&paths, axes(&a)?, cache_table, a.max_points).map_err(CliError::input)?;

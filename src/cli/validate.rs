@@ -1,12 +1,12 @@
 //! `plancache validate`: replay real transcripts and compare with the recorded cache counters.
 
+use super::common::PricingArgs;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{cache_config, cache_list, prices};
+use super::common::cache_list;
 use super::CliError;
-use crate::engine::ReplayEnv;
 use crate::export::{write_atomic, OutputDir};
 use crate::import::discover::{
     discover_readable, group, not_read_text, read_session, SessionFiles,
@@ -71,13 +71,9 @@ pub struct ValidateArgs {
     /// Write validation.csv and validation.md into this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
     /// Cache-model parameters (TOML; see docs/cache-models.md). The TTLs are taken from the
     /// transcript whatever the file says.
     #[arg(long, value_name = "FILE")]
@@ -99,11 +95,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
             args.tolerance
         )));
     }
-    let env = ReplayEnv {
-        prices: prices(args.pricing.as_deref(), args.price.as_ref())?,
-        caches: cache_config(args.cache_config.as_deref())?,
-        ..ReplayEnv::default()
-    };
+    let env = super::common::replay_env(&args.pricing, args.cache_config.as_deref())?;
     let sessions = sessions_of(&args.transcripts).map_err(CliError::input)?;
     let several = sessions.len() > 1;
     // Over several sessions, one that cannot be read is reported and the rest are scored.

@@ -1,5 +1,6 @@
 //! `plancache workload`: many sessions of block-hash traces on one cache, and `import trace`.
 
+use super::common::PricingArgs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -75,13 +76,9 @@ pub struct WorkloadArgs {
     /// Print one row per session, not only the totals.
     #[arg(long)]
     pub per_session: bool,
-    /// A pricing file that adds or replaces models of the bundled table (docs/pricing.md).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Prices for models the table does not know: input=USD,output=USD per million tokens
-    /// [,write_5m=X,write_1h=X,read=X,context_window=N] (docs/pricing.md).
-    #[arg(long, value_name = "SPEC", value_parser = crate::cache::ModelPrice::from_spec)]
-    pub price: Option<crate::cache::ModelPrice>,
+    // The price table: `--pricing FILE` and `--price SPEC`.
+    #[command(flatten)]
+    pub pricing: PricingArgs,
     /// Directory for the CSV files and charts.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -211,7 +208,7 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
         }
     })?;
     let blocks = kv_blocks(&args)?;
-    let prices = super::common::prices(args.pricing.as_deref(), args.price.as_ref())?;
+    let prices = args.pricing.table()?;
     let ctx = Ctx {
         starts: starts(&traces, arrivals, args.seed),
         traces,
