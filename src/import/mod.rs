@@ -193,6 +193,16 @@ impl Usage {
             .saturating_add(self.cache_read_input_tokens)
     }
 
+    /// The written tokens split as (5 m, 1 h); with no split recorded, all of them 5 m.
+    pub fn creation_split(&self) -> (u64, u64) {
+        match (self.creation_5m, self.creation_1h) {
+            (Some(a), Some(b)) => (a, b),
+            (Some(a), None) => (a, 0),
+            (None, Some(b)) => (0, b),
+            (None, None) => (self.cache_creation_input_tokens, 0),
+        }
+    }
+
     /// The TTL this request wrote with: 1 h when any 1 h tokens were written, 5 m when only 5 m
     /// tokens were, unknown when nothing was written or the split is not recorded.
     pub fn written_ttl(&self) -> Option<Ttl> {

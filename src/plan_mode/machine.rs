@@ -15,6 +15,7 @@ pub const REJECTIONS_BEFORE_CLARIFY: u32 = 3;
 /// Settings of one session.
 #[derive(Debug, Clone, Default)]
 pub struct MachineConfig {
+    /// The permission mode the session starts in.
     pub initial_mode: Mode,
     /// Whether `auto` can be restored after plan approval.
     pub auto_available: bool,
@@ -161,28 +162,37 @@ fn illegal(message: impl Into<String>, hint: impl Into<String>) -> PlanError {
 /// What the machine is waiting for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Pending {
+    /// An EnterPlanMode call.
     Enter,
+    /// An ExitPlanMode call offering this plan.
     Exit(PlanDoc),
     /// A teammate's plan approval request in the lead's mailbox.
-    Lead {
-        request_id: String,
-        plan: PlanDoc,
-    },
+    Lead { request_id: String, plan: PlanDoc },
 }
 
 /// The state machine of one session.
 #[derive(Debug, Clone)]
 pub struct PlanMachine {
+    /// What the session allows: its initial mode, whether auto mode is offered, whether a
+    /// teammate's plan needs the lead's approval.
     config: MachineConfig,
+    /// The permission mode now in force.
     mode: Mode,
+    /// The mode plan mode was entered from, restored when the plan is approved.
     pre_plan_mode: Option<Mode>,
+    /// The plan-tool call awaiting the user's (or the lead's) answer, if any.
     pending: Option<Pending>,
+    /// The plan of this plan-mode session: the plan file's content as last written or edited.
     plan: Option<PlanDoc>,
+    /// The user edited the pending plan before approving it.
     plan_edited: bool,
+    /// Exits rejected since plan mode was entered.
     rejections: u32,
     /// Grants approved with earlier plans, in approval order.
     grants: GrantSet,
+    /// The `allowedPrompts` of the pending ExitPlanMode, granted if it is approved.
     requested_grants: Vec<AllowedPrompt>,
+    /// The number of the next teammate plan approval request (`plan-N`).
     next_request_id: u32,
 }
 

@@ -757,12 +757,7 @@ fn compare(
     for (i, (rec, row)) in imp.requests.iter().zip(rows).enumerate() {
         let nv = naive_reads[i];
         let u = &rec.usage;
-        let (c5, c1) = match (u.creation_5m, u.creation_1h) {
-            (Some(a), Some(b)) => (a, b),
-            (Some(a), None) => (a, 0),
-            (None, Some(b)) => (0, b),
-            (None, None) => (u.cache_creation_input_tokens, 0),
-        };
+        let (c5, c1) = u.creation_split();
         // Each request is priced at the model it ran on (the scenario's where that is unknown).
         let own = crate::import::scenario::model_family(&rec.model);
         let model = if prices.get(&own).is_some() {
