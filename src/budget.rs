@@ -78,6 +78,7 @@ impl Budget {
             tokens: 0,
             steps: 0,
             streams: 0,
+            sent: Vec::new(),
         }
     }
 
@@ -185,6 +186,8 @@ pub struct Tally<'a> {
     tokens: u64,
     steps: u64,
     streams: u64,
+    /// Per enclosing `steps` array, innermost last: whether its stream has sent a request.
+    sent: Vec<StreamSent>,
 }
 
 impl Tally<'_> {
@@ -264,6 +267,52 @@ impl Tally<'_> {
     }
 }
 
+/// The items of a `steps` array (one stream's script), each walked knowing whether the stream
+/// has sent a request its keep-alive pings would re-send.
+fn walk_steps(
+    items: &[toml::Value],
+    at: &mut String,
+    tally: &mut Tally<'_>,
+) -> Result<(), ScenarioError> {
+    tally.sent.push(StreamSent::default());
+    for (i, v) in items.iter().enumerate() {
+        let len = at.len();
+        at.push_str(&format!("[{}]", i + 1));
+        walk(v, at, tally)?;
+        at.truncate(len);
+        let kind = v.as_table().and_then(|t| t.keys().next());
+        if let (Some(kind), Some(sent)) = (kind, tally.sent.last_mut()) {
+            sent.after(kind);
+        }
+    }
+    tally.sent.pop();
+    Ok(())
+}
+
+/// Whether a stream has a request to keep warm: the replay sends keep-alive pings only after a
+/// request of the stream and not after a compaction until the next one (docs/scenario-format.md,
+/// "no pings"), so the budget counts no pings for a wait before that.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamSent(bool);
+
+impl StreamSent {
+    /// Follows the stream past a step of kind `step` (its key in the scenario file).
+    fn after(&mut self, step: &str) {
+        match step {
+            // One API request each; no other step sends one of the stream's own.
+            "assistant" => self.0 = true,
+            // The summarisation prompt is not the new conversation's: nothing to keep warm.
+            "compact" => self.0 = false,
+            _ => {}
+        }
+    }
+
+    /// A request has been sent since the stream began or was compacted.
+    fn has_sent(self) -> bool {
+        self.0
+    }
+}
+
 fn walk(value: &toml::Value, at: &mut String, tally: &mut Tally<'_>) -> Result<(), ScenarioError> {
     match value {
         toml::Value::Table(t) => {
@@ -283,6 +332,9 @@ fn walk(value: &toml::Value, at: &mut String, tally: &mut Tally<'_>) -> Result<(
                         for i in 0..items.len() {
                             tally.add_step(|| format!("{at}[{}]", i + 1))?;
                         }
+                        walk_steps(items, at, tally)?;
+                        at.truncate(len);
+                        continue;
                     }
                     toml::Value::Table(w) if key == "wait" => {
                         // Each keep-alive ping is a request: a long wait with a short interval
@@ -292,10 +344,11 @@ fn walk(value: &toml::Value, at: &mut String, tally: &mut Tally<'_>) -> Result<(
                                 .and_then(toml::Value::as_str)
                                 .and_then(|d| humantime::parse_duration(d).ok())
                         };
+                        let keeps_warm = tally.sent.last().is_none_or(|s| s.has_sent());
                         if let (Some(total), Some(every)) =
                             (duration("duration"), duration("keepalive"))
                         {
-                            if !every.is_zero() {
+                            if keeps_warm && !every.is_zero() {
                                 let pings = total.as_nanos() / every.as_nanos();
                                 tally
                                     .add_steps(u64::try_from(pings).unwrap_or(u64::MAX), || {
@@ -398,6 +451,26 @@ mod tests {
     }
 
     #[test]
+    fn pings_are_counted_only_while_the_stream_has_a_request_to_keep_warm() {
+        // Six steps; of the three 10-minute waits at 1-minute intervals only the one after the
+        // reply pings (10): the first comes before any request, the last after a compaction.
+        let wait = "[[steps]]\nwait = { duration = \"10m\", keepalive = \"1m\" }\n";
+        let d = doc(&format!(
+            "{wait}[[steps]]\nuser = \"a\"\n[[steps]]\nassistant = {{ tokens = 5 }}\n{wait}[[steps]]\ncompact = {{ summary_tokens = 9 }}\n{wait}"
+        ));
+        let mut tally = Budget::DEFAULT.tally(Path::new("s.toml"));
+        walk(&d, &mut String::new(), &mut tally).unwrap();
+        assert_eq!(tally.steps, 6 + 10);
+        // A subagent's stream is its own: the main thread's reply does not let it ping.
+        let d = doc(&format!(
+            "[[steps]]\nassistant = {{ tokens = 5 }}\n[[steps]]\nagents = [{{ name = \"x\", steps = [{{ wait = {{ duration = \"10m\", keepalive = \"1m\" }} }}, {{ assistant = {{ tokens = 5 }} }}, {{ wait = {{ duration = \"10m\", keepalive = \"1m\" }} }}] }}]\n{wait}"
+        ));
+        let mut tally = Budget::DEFAULT.tally(Path::new("s.toml"));
+        walk(&d, &mut String::new(), &mut tally).unwrap();
+        assert_eq!(tally.steps, 3 + 3 + 10 + 10);
+    }
+
+    #[test]
     fn steps_and_streams_are_counted_with_subagents() {
         let b = Budget {
             max_steps: 3,
@@ -422,14 +495,20 @@ mod tests {
             max_steps: 1000,
             ..Budget::DEFAULT
         };
-        // 10 days / 1 s = 864000 pings, far above 1000 steps; 1 h / 4 m = 15 pings is fine.
-        let d = doc("[[steps]]\nwait = { duration = \"10days\", keepalive = \"1s\" }\n");
+        // After a reply: 10 days / 1 s = 864000 pings, far above 1000 steps; 1 h / 4 m = 15
+        // pings is fine.
+        let reply = "[[steps]]\nassistant = { tokens = 5 }\n";
+        let d = doc(&format!(
+            "{reply}[[steps]]\nwait = {{ duration = \"10days\", keepalive = \"1s\" }}\n"
+        ));
         let e = b.check_document(&d, Path::new("s.toml")).unwrap_err();
         assert_eq!(
             e.place.as_deref(),
-            Some("steps[1].wait.keepalive (864000 pings)")
+            Some("steps[2].wait.keepalive (864000 pings)")
         );
-        let d = doc("[[steps]]\nwait = { duration = \"1h\", keepalive = \"4m\" }\n");
+        let d = doc(&format!(
+            "{reply}[[steps]]\nwait = {{ duration = \"1h\", keepalive = \"4m\" }}\n"
+        ));
         assert!(b.check_document(&d, Path::new("s.toml")).is_ok());
     }
 

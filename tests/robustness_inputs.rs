@@ -538,3 +538,51 @@ fn import_out_dash_is_standard_output() {
     );
     assert!(!dir.path().join("-").exists());
 }
+
+/// A scenario whose first step is `steps[0]`, then a request.
+fn scenario_with_first(dir: &Path, name: &str, first: &str) -> PathBuf {
+    let body = format!(
+        "name = \"{name}\"\nmodel = \"claude-sonnet-4-5\"\nsystem = {{ tokens = 7000 }}\n[[tools]]\nname = \"Read\"\ntokens = 420\n[[steps]]\n{first}\n[[steps]]\nuser = {{ tokens = 5 }}\n[[steps]]\nassistant = {{ tokens = 5 }}\n"
+    );
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(&f, body).unwrap();
+    f
+}
+
+#[test]
+fn a_keepalive_wait_before_the_first_request_sends_no_pings_and_is_not_refused() {
+    // 1,000 days at 1 ms would be 86,400,000,000 pings if counted; the stream has sent nothing
+    // to keep warm (docs/scenario-format.md), so the replay sends none and the budget counts none.
+    let dir = tempfile::tempdir().unwrap();
+    let f = scenario_with_first(
+        dir.path(),
+        "early",
+        "wait = { duration = \"1000days\", keepalive = \"1ms\" }",
+    );
+    let o = limited(dir.path(), 20, &["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", o.stderr);
+    // One request: the assistant reply; no ping.
+    let row = o.stdout.lines().nth(1).expect("a summary row");
+    let reqs: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(reqs[3], "1", "{}", o.stdout);
+}
+
+#[test]
+fn a_content_file_that_is_a_device_is_refused_by_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("dev.toml");
+    std::fs::write(
+        &f,
+        "name = \"dev\"\nmodel = \"claude-sonnet-4-5\"\nsystem = { tokens = 7000 }\n[[tools]]\nname = \"Read\"\ntokens = 420\n[[steps]]\nuser = { tokens = 5 }\n[[steps]]\nassistant = { tokens = 5 }\n[[steps]]\nedit_system = { block = 1, file = \"/dev/zero\" }\n[[steps]]\nuser = { tokens = 5 }\n[[steps]]\nassistant = { tokens = 5 }\n",
+    )
+    .unwrap();
+    let o = limited(dir.path(), 20, &["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("`/dev/zero` is not a regular file")
+            && !o.stderr.contains("does not exist"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("step 3"), "{}", o.stderr);
+}

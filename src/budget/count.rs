@@ -13,7 +13,7 @@ use std::fmt;
 use serde::ser::{self, Serialize};
 
 /// What a scenario declares, as the budget counts it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(super) struct Totals {
     /// Content tokens (`*tokens` sizes but `reasoning_tokens`, one per byte of text); `None`
     /// past `u64::MAX`.
@@ -22,6 +22,9 @@ pub(super) struct Totals {
     pub steps: u64,
     /// Streams: the main one plus one per agent.
     pub streams: u64,
+    /// Per enclosing `steps` array (a stream), innermost last: whether it has a request to keep
+    /// warm (see [`super::StreamSent`]).
+    sent: Vec<super::StreamSent>,
 }
 
 /// The totals of `value`, or `None` when it holds something only the document walk follows.
@@ -30,12 +33,14 @@ pub(super) fn totals<T: Serialize>(value: &T) -> Option<Totals> {
         tokens: Some(0),
         steps: 0,
         streams: 1,
+        sent: Vec::new(),
     };
     value
         .serialize(Value {
             t: &mut t,
             key: None,
             capture: None,
+            step_kind: None,
         })
         .ok()?;
     Some(t)
@@ -73,6 +78,8 @@ struct Value<'a> {
     key: Option<&'a str>,
     /// Where a `wait` table keeps the text of its `duration` / `keepalive` entry.
     capture: Option<&'a mut Option<String>>,
+    /// Where an item of a `steps` array notes its step kind (its variant's name).
+    step_kind: Option<&'a mut Option<&'static str>>,
 }
 
 impl<'a> Value<'a> {
@@ -96,6 +103,9 @@ impl<'a> Value<'a> {
     }
 
     fn compound(self, kind: Kind) -> Compound<'a> {
+        if kind == Kind::Steps {
+            self.t.sent.push(super::StreamSent::default());
+        }
         Compound {
             t: self.t,
             kind,
@@ -161,11 +171,17 @@ struct Compound<'a> {
 impl<'a> Compound<'a> {
     fn item<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Unsupported> {
         self.items += 1;
+        let mut step_kind = None;
         v.serialize(Value {
             t: self.t,
             key: None,
             capture: None,
-        })
+            step_kind: (self.kind == Kind::Steps).then_some(&mut step_kind),
+        })?;
+        if let (Some(kind), Some(sent)) = (step_kind, self.t.sent.last_mut()) {
+            sent.after(kind);
+        }
+        Ok(())
     }
 
     fn entry<T: Serialize + ?Sized>(&mut self, key: &str, v: &T) -> Result<(), Unsupported> {
@@ -178,20 +194,25 @@ impl<'a> Compound<'a> {
             t: self.t,
             key: Some(key),
             capture,
+            step_kind: None,
         })
     }
 
     fn close(self) -> Result<(), Unsupported> {
         match self.kind {
-            Kind::Steps => self.t.steps = self.t.steps.saturating_add(self.items),
+            Kind::Steps => {
+                self.t.steps = self.t.steps.saturating_add(self.items);
+                self.t.sent.pop();
+            }
             Kind::Agents => self.t.streams = self.t.streams.saturating_add(self.items),
             Kind::Wait => {
                 let parse = |d: &Option<String>| {
                     d.as_deref().and_then(|d| humantime::parse_duration(d).ok())
                 };
+                let keeps_warm = self.t.sent.last().is_none_or(|s| s.has_sent());
                 if let (Some(total), Some(every)) = (parse(&self.duration), parse(&self.keepalive))
                 {
-                    if !every.is_zero() {
+                    if keeps_warm && !every.is_zero() {
                         let pings = total.as_nanos() / every.as_nanos();
                         let pings = u64::try_from(pings).unwrap_or(u64::MAX);
                         self.t.steps = self.t.steps.saturating_add(pings);
@@ -295,12 +316,15 @@ impl<'a> ser::Serializer for Value<'a> {
         v.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
+        mut self,
         _: &'static str,
         _: u32,
         variant: &'static str,
         v: &T,
     ) -> Result<(), Unsupported> {
+        if let Some(k) = self.step_kind.take() {
+            *k = Some(variant);
+        }
         let mut table = self.table();
         table.entry(variant, v)?;
         table.close()

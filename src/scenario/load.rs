@@ -220,13 +220,21 @@ fn check_content(c: &Content, what: &str, path: &Path) -> Result<(), ScenarioErr
     }
     if let Some(file) = &c.file {
         let full = path.parent().unwrap_or(Path::new(".")).join(file);
-        if !full.is_file() {
+        // A device, FIFO or folder has no size to check and may never end: refused by name.
+        let problem = match std::fs::metadata(&full) {
+            Err(_) => Some("does not exist"),
+            Ok(m) if !m.is_file() => Some("is not a regular file (a device, FIFO or folder)"),
+            Ok(_) => None,
+        };
+        if let Some(problem) = problem {
             return Err(ScenarioError::new(
                 path,
                 Some(what.to_string()),
-                format!("file `{}` does not exist", full.display()),
+                format!("file `{}` {problem}", full.display()),
             )
-            .with_hint("paths in `file = ...` are relative to the scenario file"));
+            .with_hint(
+                "name a text file; paths in `file = ...` are relative to the scenario file",
+            ));
         }
     }
     Ok(())
