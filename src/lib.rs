@@ -34,6 +34,36 @@
 //!
 //! The command line (`plancache run`, `report`, `compare`, ...) is [`cli`]; its guide is the
 //! README.
+//!
+//! # Layers
+//!
+//! Each module belongs to one layer and imports only the layers below it (docs/architecture.md
+//! has the table; `tests/layering.rs` holds it), bottom-up:
+//!
+//! - **base** ([`util`], [`budget`], [`signals`]): small pure helpers (slugs, durations,
+//!   did-you-mean, the input-file error), the limits on what one session may declare with the
+//!   bounded reader of every input file, and the interrupt flag the writers check.
+//! - **prompt** ([`prompt`]): what a request is (segments, token sources, the memoized
+//!   tokenizer).
+//! - **cache** ([`cache`]): one model per provider or engine behind [`cache::CacheModel`], one
+//!   registry line each, their configuration, prices and latency. A model sees requests and its
+//!   own configuration, never a scenario.
+//! - **plan_mode** ([`plan_mode`]): the reference state machine that checks every replay.
+//! - **scenario** ([`scenario`]): the scenario file format, its loading and checks, `--set`
+//!   parameters, the generator, and [`scenario::Session`] (a scenario as ready segments).
+//! - **strategy** ([`strategy`]): one plan-mode design per file, each rendering a session's
+//!   requests.
+//! - **metrics** ([`metrics`]): the rows of every request and the per-session summaries.
+//! - **engine** ([`engine`]): the replay of a session under a strategy and a cache model, and
+//!   [`engine::schedule`], many streams on one cache and one clock.
+//! - **sources** ([`import`], [`trace`]): recorded sessions (Claude Code, Codex) and block-hash
+//!   traces turned into scenarios; they say what was sent, never what it cost.
+//! - **analyses** ([`compare`], [`sweep`], [`requests`], [`mooncake`], [`validate`]): the CI gate,
+//!   sweeps, raw API request logs, Mooncake traces and validation against billed usage.
+//! - **output** ([`export`], [`chart`]): tables, CSV, JSON, Markdown, charts and the report.
+//! - **applications** ([`account`], [`workload`]): a whole account's sessions with what-ifs, and
+//!   many sessions on one serving cache with capacity and TTL curves.
+//! - **cli** ([`cli`]): argument parsing, dispatch and exit codes.
 
 pub mod account;
 pub mod budget;

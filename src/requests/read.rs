@@ -22,7 +22,7 @@
 //!   `cache_creation_tokens`, `output_tokens` (code.claude.com/docs/en/monitoring-usage).
 //!   With `OTEL_LOG_RAW_API_BODIES=1`, `claude_code.api_request_body` /
 //!   `claude_code.api_response_body` events with a `body` attribute (not in Claude Code's own
-//!   docs: see [`otel_exchanges`]).
+//!   docs: see `otel_exchanges`).
 
 use std::path::Path;
 
