@@ -50,6 +50,29 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "ttft_ms",
 ];
 
+/// What a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RequestKind {
+    /// An assistant step's request: the model's reply.
+    Reply,
+    /// The summarisation request of a `compact` step.
+    Compaction,
+    /// A keep-alive ping during a wait: the stream's last request re-sent, its reply discarded.
+    Keepalive,
+}
+
+impl RequestKind {
+    /// The name in the `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Reply => "reply",
+            RequestKind::Compaction => "compaction",
+            RequestKind::Keepalive => "keepalive",
+        }
+    }
+}
+
 /// One API request of one replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestRow {
@@ -87,6 +110,12 @@ pub struct RequestRow {
 }
 
 impl RequestRow {
+    /// The row tagged as a request of `kind`.
+    pub fn tagged(mut self, kind: RequestKind) -> Self {
+        self.kind = kind.as_str().to_string();
+        self
+    }
+
     /// The row's cells as strings, fixed columns then extra columns; floats are printed with a
     /// fixed precision so output bytes are deterministic.
     pub fn cells(&self) -> Vec<String> {
