@@ -5,6 +5,7 @@
 //! agent's result (in launch order) as a tool result.
 
 use super::super::replayer::{At, Replayer};
+use super::super::schedule::Agenda;
 use super::super::stream::{AgentStream, Stream};
 use super::super::ReplayError;
 use super::Decisions;
@@ -28,15 +29,13 @@ pub(super) fn run(
     }
     let mut traces = vec![Decisions::new(); agents.len()];
     let mut next = vec![0usize; agents.len()];
-    // The discrete-event loop: always advance the stream whose clock is earliest (ties by
-    // launch order), so requests reach the cache model in send-time order.
-    loop {
-        let Some(k) = (0..agents.len())
-            .filter(|&k| next[k] < agents[k].steps.len())
-            .min_by_key(|&k| (streams[k].clock_ms, k))
-        else {
-            break;
-        };
+    let mut agenda = Agenda::new();
+    for (k, s) in streams.iter().enumerate() {
+        if !agents[k].steps.is_empty() {
+            agenda.due(k, s.clock_ms);
+        }
+    }
+    while let Some(k) = agenda.next() {
         let (a, pos) = (&agents[k], next[k]);
         let inner = At {
             step: at.step,
@@ -45,6 +44,9 @@ pub(super) fn run(
         };
         traces[k].extend(super::run(r, &inner, &a.steps[pos], &mut streams[k])?);
         next[k] += 1;
+        if next[k] < a.steps.len() {
+            agenda.due(k, streams[k].clock_ms);
+        }
     }
     main.clock_ms = streams
         .iter()
