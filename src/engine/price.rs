@@ -142,7 +142,7 @@ fn row(
         cache: out.cache.clone(),
         request: out.rows.len() + 1,
         step: request.step + 1,
-        mode: mode.to_string(),
+        mode,
         model: request.model.clone(),
         prompt_tokens: outcome.prompt_tokens,
         cached_tokens: outcome.cached_tokens,
@@ -152,10 +152,7 @@ fn row(
         hit_rate: outcome.hit_rate(),
         cost_usd,
         ttft_ms,
-        break_reason: match (&outcome.stop, broke) {
-            (Some(stop), true) => stop.to_string(),
-            _ => String::new(),
-        },
+        break_reason: outcome.stop.clone().filter(|_| broke),
         stream: request.stream.clone(),
         sent_at_ms: request.sent_at_ms,
         input_tokens: outcome.uncached_input_tokens,
@@ -163,7 +160,7 @@ fn row(
         cache_creation_5m_tokens: outcome.write_5m_tokens,
         cache_creation_1h_tokens: outcome.write_1h_tokens,
         cache_read_input_tokens: outcome.cached_tokens,
-        kind: RequestKind::Reply.as_str().to_string(),
+        kind: RequestKind::Reply,
     }
 }
 
