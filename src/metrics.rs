@@ -281,7 +281,6 @@ impl SummaryRow {
         out
     }
 
-
     pub fn cells(&self) -> Vec<String> {
         vec![
             self.scenario.clone(),

@@ -495,7 +495,8 @@ fn wait_round_trips_through_toml() {
 fn keepalive_sweep_axis_adds_the_pings() {
     // One review wait of 7 minutes after the ExitPlanMode request (sent at t, done within a
     // few seconds, d < 60 s). Every minute: pings at t + 60 k s for k = 1..7 (t + 420 s < t + d +
-    // 420 s; t + 480 s is past the wait), so the "1m" point has 7 requests more.
+    // 420 s; t + 480 s is past the wait), so the "1m" point sends 7 requests more; the summary
+    // counts replies, so its `requests` are the same and the pings show in the cost only.
     let text = r#"
 name = "keepalive"
 [base]
@@ -520,7 +521,8 @@ cache = ["anthropic"]
     let col = |name: &str| sweep.header().iter().position(|h| h == name).unwrap();
     let requests = |row: &Vec<String>| row[col("requests")].parse::<usize>().unwrap();
     assert_eq!(rows[0][col("keepalive")], "off");
-    assert_eq!(requests(&rows[1]), requests(&rows[0]) + 7);
+    assert_eq!(requests(&rows[1]), requests(&rows[0]));
+    assert_ne!(rows[1][col("cost_usd")], rows[0][col("cost_usd")]);
     let bad = text.replace("\"1m\"", "\"often\"");
     let e = Sweep::parse(&bad, Path::new("keepalive.toml")).unwrap_err();
     assert!(e.contains("[grid] keepalive"), "{e}");
