@@ -64,7 +64,8 @@ impl Dataset {
             d.insert_summary(&s);
         }
         let mut breaks: BTreeMap<Key, Vec<BreakRecord>> = BTreeMap::new();
-        for r in run.rows() {
+        // The gate counts replies: a ping's or a compaction's break is not a reply's.
+        for r in run.rows().filter(|r| r.is_reply()) {
             add_break(&mut breaks, r);
         }
         d.breaks = Some(breaks);
@@ -145,10 +146,10 @@ fn add_break(breaks: &mut BTreeMap<Key, Vec<BreakRecord>>, r: &RequestRow) {
     let e = breaks
         .entry((r.scenario.clone(), r.strategy.clone(), r.cache.clone()))
         .or_default();
-    if !r.break_reason.is_empty() {
+    if let Some(stop) = &r.break_reason {
         e.push(BreakRecord {
             request: r.request,
-            reason: r.break_reason.clone(),
+            reason: stop.to_string(),
         });
     }
 }
@@ -288,7 +289,12 @@ fn load_requests_csv(path: &Path, text: &str) -> Result<BTreeMap<Key, Vec<BreakR
         "requests.csv as written by `plancache run --out DIR`",
     )?;
     let mut out: BTreeMap<Key, Vec<BreakRecord>> = BTreeMap::new();
+    // Files written before the `kind` column hold replies only.
+    let has_kind = t.header.iter().any(|h| h == "kind");
     for (line, rec) in &t.rows {
+        if has_kind && !matches!(t.get(rec, "kind"), "" | "reply") {
+            continue;
+        }
         let e = out
             .entry((
                 t.get(rec, "scenario").to_string(),
@@ -382,6 +388,9 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
                 s_field(o, "cache", i)?,
             );
             let e = out.entry(key).or_default();
+            if !matches!(o.get("kind").and_then(|k| k.as_str()), None | Some("reply")) {
+                continue;
+            }
             let reason = o.get("break_reason").and_then(|x| x.as_str()).unwrap_or("");
             if !reason.is_empty() {
                 e.push(BreakRecord {

@@ -1,6 +1,14 @@
 //! Per-request rows and per-session summaries (the columns of DESIGN.md §5).
+//!
+//! Rows hold typed values (the mode, the request's kind, where and why reuse stopped); only
+//! [`RequestRow::cells`] and serialization format them. A summary's requests, tokens, hit rate
+//! and TTFT count replies: keep-alive pings and compaction requests are summed in columns of
+//! their own; its cost is the session's whole cost, theirs included.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+use crate::cache::ReuseStop;
+use crate::plan_mode::Mode;
 
 /// The fixed columns of `requests.csv`, in order. Extra columns may only be appended.
 pub const REQUEST_COLUMNS: &[&str] = &[
@@ -50,6 +58,40 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "ttft_ms",
 ];
 
+/// Columns appended after the fixed ones in `summary.csv`: the keep-alive pings and the
+/// compaction requests, which the fixed columns (replies only) leave out.
+pub const SUMMARY_EXTRA_COLUMNS: &[&str] = &[
+    "pings",
+    "ping_prompt_tokens",
+    "ping_cost_usd",
+    "compactions",
+    "compaction_prompt_tokens",
+    "compaction_cost_usd",
+];
+
+/// What a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RequestKind {
+    /// An assistant step's request: the model's reply.
+    Reply,
+    /// The summarisation request of a `compact` step.
+    Compaction,
+    /// A keep-alive ping during a wait: the stream's last request re-sent, its reply discarded.
+    Keepalive,
+}
+
+impl RequestKind {
+    /// The name in the `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Reply => "reply",
+            RequestKind::Compaction => "compaction",
+            RequestKind::Keepalive => "keepalive",
+        }
+    }
+}
+
 /// One API request of one replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestRow {
@@ -60,7 +102,8 @@ pub struct RequestRow {
     pub request: usize,
     /// 1-based scenario step.
     pub step: usize,
-    pub mode: String,
+    /// The permission mode the request was made in.
+    pub mode: Mode,
     pub model: String,
     pub prompt_tokens: u64,
     pub cached_tokens: u64,
@@ -71,8 +114,9 @@ pub struct RequestRow {
     pub cost_usd: f64,
     pub ttft_ms: f64,
     /// Where and why reuse stopped, when the request reused less than the previous request's
-    /// whole prompt in its stream; empty otherwise.
-    pub break_reason: String,
+    /// whole prompt in its stream (serialized as its text, empty when `None`).
+    #[serde(serialize_with = "break_text")]
+    pub break_reason: Option<ReuseStop>,
     pub stream: String,
     pub sent_at_ms: u64,
     /// Anthropic usage: uncached input after the last breakpoint.
@@ -81,12 +125,37 @@ pub struct RequestRow {
     pub cache_creation_5m_tokens: u64,
     pub cache_creation_1h_tokens: u64,
     pub cache_read_input_tokens: u64,
-    /// What the request is for: `reply` (an assistant step), `compaction` (the summarisation
-    /// request of a `compact` step) or `keepalive` (a ping during a wait).
-    pub kind: String,
+    /// What the request is for: a reply (an assistant step), a compaction (the summarisation
+    /// request of a `compact` step) or a keep-alive ping during a wait.
+    pub kind: RequestKind,
+}
+
+fn break_text<S: Serializer>(stop: &Option<ReuseStop>, s: S) -> Result<S::Ok, S::Error> {
+    match stop {
+        Some(stop) => s.collect_str(stop),
+        None => s.serialize_str(""),
+    }
 }
 
 impl RequestRow {
+    /// The row tagged as a request of `kind`.
+    pub fn tagged(mut self, kind: RequestKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Whether the request is a reply (what hit rates, TTFT and summaries count).
+    pub fn is_reply(&self) -> bool {
+        self.kind == RequestKind::Reply
+    }
+
+    /// The break reason as the `break_reason` column writes it (empty when none).
+    pub fn break_text(&self) -> String {
+        self.break_reason
+            .as_ref()
+            .map_or_else(String::new, ToString::to_string)
+    }
+
     /// The row's cells as strings, fixed columns then extra columns; floats are printed with a
     /// fixed precision so output bytes are deterministic.
     pub fn cells(&self) -> Vec<String> {
@@ -96,7 +165,7 @@ impl RequestRow {
             self.cache.clone(),
             self.request.to_string(),
             self.step.to_string(),
-            self.mode.clone(),
+            self.mode.to_string(),
             self.model.clone(),
             self.prompt_tokens.to_string(),
             self.cached_tokens.to_string(),
@@ -106,7 +175,7 @@ impl RequestRow {
             format!("{:.4}", self.hit_rate),
             format!("{:.6}", self.cost_usd),
             format!("{:.1}", self.ttft_ms),
-            self.break_reason.clone(),
+            self.break_text(),
             self.stream.clone(),
             self.sent_at_ms.to_string(),
             self.input_tokens.to_string(),
@@ -114,7 +183,7 @@ impl RequestRow {
             self.cache_creation_5m_tokens.to_string(),
             self.cache_creation_1h_tokens.to_string(),
             self.cache_read_input_tokens.to_string(),
-            self.kind.clone(),
+            self.kind.as_str().to_string(),
         ]
     }
 }
@@ -133,16 +202,50 @@ pub struct SummaryRow {
     pub output_tokens: u64,
     /// Ratio of the sums: cached / prompt.
     pub hit_rate: f64,
-    /// Total cost of the session.
+    /// What the session costs in all: replies, pings and compaction requests (the last two's
+    /// shares are in `pings` and `compactions`).
     pub cost_usd: f64,
     /// Mean time to first token per request.
     pub ttft_ms: f64,
+    /// The keep-alive pings: how many, their prompt tokens and cost.
+    pub pings: Extra,
+    /// The compaction requests: how many, their prompt tokens and cost.
+    pub compactions: Extra,
+}
+
+/// Requests of one kind that are not replies, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Extra {
+    pub requests: usize,
+    pub prompt_tokens: u64,
+    pub cost_usd: f64,
+}
+
+impl Extra {
+    fn of<'a>(rows: impl Iterator<Item = &'a RequestRow>) -> Self {
+        rows.fold(Extra::default(), |e, r| Extra {
+            requests: e.requests + 1,
+            prompt_tokens: e.prompt_tokens + r.prompt_tokens,
+            cost_usd: e.cost_usd + r.cost_usd,
+        })
+    }
+
+    fn cells(&self) -> [String; 3] {
+        [
+            self.requests.to_string(),
+            self.prompt_tokens.to_string(),
+            format!("{:.6}", self.cost_usd),
+        ]
+    }
 }
 
 impl SummaryRow {
-    /// Sums the rows of one replay.
-    pub fn from_rows(scenario: &str, strategy: &str, cache: &str, rows: &[RequestRow]) -> Self {
-        let sum = |f: fn(&RequestRow) -> u64| rows.iter().map(f).sum::<u64>();
+    /// Sums the replies of one replay; pings and compaction requests are summed apart (and
+    /// counted in the cost only).
+    pub fn from_rows(scenario: &str, strategy: &str, cache: &str, all: &[RequestRow]) -> Self {
+        let of = |kind: RequestKind| Extra::of(all.iter().filter(move |r| r.kind == kind));
+        let rows: Vec<&RequestRow> = all.iter().filter(|r| r.is_reply()).collect();
+        let sum = |f: fn(&RequestRow) -> u64| rows.iter().map(|r| f(r)).sum::<u64>();
         let prompt = sum(|r| r.prompt_tokens);
         let cached = sum(|r| r.cached_tokens);
         SummaryRow {
@@ -160,13 +263,22 @@ impl SummaryRow {
             } else {
                 cached as f64 / prompt as f64
             },
-            cost_usd: rows.iter().map(|r| r.cost_usd).sum(),
+            cost_usd: all.iter().map(|r| r.cost_usd).sum(),
             ttft_ms: if rows.is_empty() {
                 0.0
             } else {
                 rows.iter().map(|r| r.ttft_ms).sum::<f64>() / rows.len() as f64
             },
+            pings: of(RequestKind::Keepalive),
+            compactions: of(RequestKind::Compaction),
         }
+    }
+
+    /// The cells of [`SUMMARY_EXTRA_COLUMNS`].
+    pub fn extra_cells(&self) -> Vec<String> {
+        let mut out = self.pings.cells().to_vec();
+        out.extend(self.compactions.cells());
+        out
     }
 
     pub fn cells(&self) -> Vec<String> {

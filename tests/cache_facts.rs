@@ -366,7 +366,7 @@ fn replay_fixture(name: &str, cache_name: &str, config: &CacheConfig) -> Vec<(u6
     replay
         .rows
         .iter()
-        .map(|r| (r.prompt_tokens, r.cached_tokens, r.break_reason.clone()))
+        .map(|r| (r.prompt_tokens, r.cached_tokens, r.break_text()))
         .collect()
 }
 
@@ -792,7 +792,7 @@ fn plan_mode_transitions_do_not_break_claude_codes_cache() {
                 cur.cached_tokens,
                 prev.prompt_tokens
             );
-            assert_eq!(cur.break_reason, "", "{file} request {}", cur.request);
+            assert_eq!(cur.break_text(), "", "{file} request {}", cur.request);
         }
     }
 }

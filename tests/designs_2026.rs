@@ -321,7 +321,11 @@ fn zero_token_keepalive_pings_are_billed_reads_only() {
     // = 16,549; the ping 4m30s later re-sends it: 16,549 read x $0.30/M = $0.0049647, no output.
     let s = bundled("ttl-keepalive");
     let r = run(&s, "permission-mode", "anthropic");
-    let pings: Vec<_> = r.rows.iter().filter(|x| x.kind == "keepalive").collect();
+    let pings: Vec<_> = r
+        .rows
+        .iter()
+        .filter(|x| x.kind.as_str() == "keepalive")
+        .collect();
     assert_eq!(pings.len(), 1);
     assert_eq!(
         (pings[0].prompt_tokens, pings[0].cached_tokens),
@@ -334,7 +338,11 @@ fn zero_token_keepalive_pings_are_billed_reads_only() {
         .unwrap()
         .replace("keepalive_max_tokens = 0\n", "");
     let one = run(&session(&text), "permission-mode", "anthropic");
-    let ping = one.rows.iter().find(|x| x.kind == "keepalive").unwrap();
+    let ping = one
+        .rows
+        .iter()
+        .find(|x| x.kind.as_str() == "keepalive")
+        .unwrap();
     assert_eq!(ping.output_tokens, 1);
     assert!(close(ping.cost_usd, 0.0049797), "{}", ping.cost_usd);
     // Every main-stream write is 5 m (`main = "5m"`): r1 writes 12,799 at $3.75/M.
@@ -399,9 +407,9 @@ fn twenty_four_parallel_calls_overrun_the_lookback() {
     let r = run(&s, "permission-mode", "anthropic-auto");
     assert_eq!(r.rows[2].cached_tokens, 19344);
     assert!(
-        r.rows[2].break_reason.contains("lookback exceeded"),
+        r.rows[2].break_text().contains("lookback exceeded"),
         "{}",
-        r.rows[2].break_reason
+        r.rows[2].break_text()
     );
 }
 

@@ -108,11 +108,11 @@ fn the_swap_break_is_explained() {
     )
     .unwrap();
     assert_eq!(
-        r.rows[1].break_reason,
+        r.rows[1].break_text(),
         "tools: prefix changed at tool:EnterPlanMode (token 1000)"
     );
-    assert!(r.rows[2].break_reason.is_empty());
+    assert!(r.rows[2].break_text().is_empty());
     assert!(r.rows[7]
-        .break_reason
+        .break_text()
         .starts_with("messages: prefix changed at result:enter-approved"));
 }

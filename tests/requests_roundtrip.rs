@@ -124,7 +124,7 @@ fn explain_names_the_replays_break_reasons() {
                 .iter()
                 .filter(|r| r.cached_tokens * 2 < r.prompt_tokens)
             {
-                let Some(want) = expected_cause(&row.break_reason) else {
+                let Some(want) = expected_cause(&row.break_text()) else {
                     continue;
                 };
                 let at = row.sent_at_ms - first_sent;
@@ -143,7 +143,7 @@ fn explain_names_the_replays_break_reasons() {
                     "{} {} request at {at} ms: replay says {}; explain: {}",
                     path.display(),
                     strategy.name(),
-                    row.break_reason,
+                    row.break_text(),
                     e.detail
                 );
                 compared += 1;

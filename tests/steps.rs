@@ -70,7 +70,7 @@ fn assert_row(row: &RequestRow, prompt: u64, cached: u64, written: u64, cost: f6
         "request {} (step {}, {})",
         row.request,
         row.step,
-        row.kind
+        row.kind.as_str()
     );
     assert!(
         (row.cost_usd - cost).abs() < 1e-9,
@@ -111,7 +111,7 @@ fn keepalive_ping_holds_a_5_minute_anthropic_cache_through_a_7_minute_review() {
     // nothing: 1,588.9 x $3 + 1 x $15 = $0.0047817.
     assert_eq!((ping.step, ping.output_tokens), (5, 1));
     assert_eq!(ping.sent_at_ms, r2.sent_at_ms + 270_000);
-    assert_eq!(ping.break_reason, "");
+    assert_eq!(ping.break_text(), "");
     assert_row(ping, 15_889, 15_889, 0, 0.004_781_7);
     // R3, about 173 s after the ping refreshed the entries: reads 15,889, writes 1,543:
     // (1,588.9 + 1,928.75) x $3 + 300 x $15 = $0.01505295.
@@ -128,9 +128,9 @@ fn keepalive_ping_holds_a_5_minute_anthropic_cache_through_a_7_minute_review() {
     assert_eq!(kinds(&r), ["reply"; 4]);
     assert_row(&r.rows[2], 17_432, 0, 17_432, 0.069_87);
     assert!(
-        r.rows[2].break_reason.contains("ttl expired"),
+        r.rows[2].break_text().contains("ttl expired"),
         "{}",
-        r.rows[2].break_reason
+        r.rows[2].break_text()
     );
     // The ping saves 0.06987 - (0.01505295 + 0.0047817) = $0.05003535 on this review.
     let with: f64 = replay_with(&session, "anthropic", anthropic_5m())
@@ -191,7 +191,11 @@ fn keepalive_pings_count_from_the_last_request_sent() {
     let mut s = load("keepalive-review");
     s.scenario.set_keepalive(Some(Duration::from_secs(120)));
     let r = replay_with(&s, "anthropic", anthropic_5m());
-    let pings: Vec<&RequestRow> = r.rows.iter().filter(|x| x.kind == "keepalive").collect();
+    let pings: Vec<&RequestRow> = r
+        .rows
+        .iter()
+        .filter(|x| x.kind.as_str() == "keepalive")
+        .collect();
     let sent = r.rows[1].sent_at_ms;
     assert_eq!(
         pings
@@ -207,7 +211,11 @@ fn keepalive_pings_count_from_the_last_request_sent() {
     // lasts: 420 s / 10 s = 42 pings.
     s.scenario.set_keepalive(Some(Duration::from_secs(10)));
     let r = replay_with(&s, "anthropic", anthropic_5m());
-    let pings: Vec<&RequestRow> = r.rows.iter().filter(|x| x.kind == "keepalive").collect();
+    let pings: Vec<&RequestRow> = r
+        .rows
+        .iter()
+        .filter(|x| x.kind.as_str() == "keepalive")
+        .collect();
     assert_eq!(pings.len(), 42);
     let r2 = &r.rows[1];
     let wait_start = r2.sent_at_ms + r2.ttft_ms.round() as u64 + 700 * 1000 / 60 + 1;
@@ -318,10 +326,10 @@ fn edit_system_patch_breaks_anthropic_at_the_edited_block() {
     assert_row(&r.rows[2], 14_814, 8_384, 6_430, 0.042_895_2);
     assert!(
         r.rows[2]
-            .break_reason
+            .break_text()
             .starts_with("system: prefix changed at system#2@step5"),
         "{}",
-        r.rows[2].break_reason
+        r.rows[2].break_text()
     );
 }
 
@@ -369,7 +377,7 @@ fn tool_changes_invalidate_everything_on_anthropic() {
     assert_row(&r.rows[1], 14_934, 0, 14_934, 0.091_404);
     assert_row(&r.rows[2], 15_114, 0, 15_114, 0.092_484);
     assert_row(&r.rows[3], 14_814, 0, 14_814, 0.090_684);
-    let reasons: Vec<&str> = r.rows.iter().map(|x| x.break_reason.as_str()).collect();
+    let reasons: Vec<String> = r.rows.iter().map(|x| x.break_text()).collect();
     assert_eq!(
         reasons[1..],
         [
@@ -487,7 +495,8 @@ fn wait_round_trips_through_toml() {
 fn keepalive_sweep_axis_adds_the_pings() {
     // One review wait of 7 minutes after the ExitPlanMode request (sent at t, done within a
     // few seconds, d < 60 s). Every minute: pings at t + 60 k s for k = 1..7 (t + 420 s < t + d +
-    // 420 s; t + 480 s is past the wait), so the "1m" point has 7 requests more.
+    // 420 s; t + 480 s is past the wait), so the "1m" point sends 7 requests more; the summary
+    // counts replies, so its `requests` are the same and the pings show in the cost only.
     let text = r#"
 name = "keepalive"
 [base]
@@ -512,7 +521,8 @@ cache = ["anthropic"]
     let col = |name: &str| sweep.header().iter().position(|h| h == name).unwrap();
     let requests = |row: &Vec<String>| row[col("requests")].parse::<usize>().unwrap();
     assert_eq!(rows[0][col("keepalive")], "off");
-    assert_eq!(requests(&rows[1]), requests(&rows[0]) + 7);
+    assert_eq!(requests(&rows[1]), requests(&rows[0]));
+    assert_ne!(rows[1][col("cost_usd")], rows[0][col("cost_usd")]);
     let bad = text.replace("\"1m\"", "\"often\"");
     let e = Sweep::parse(&bad, Path::new("keepalive.toml")).unwrap_err();
     assert!(e.contains("[grid] keepalive"), "{e}");

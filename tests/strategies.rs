@@ -157,7 +157,7 @@ fn model_switch_uses_the_plan_model_and_a_separate_cache() {
         vec!["claude-opus-4-5", "claude-opus-4-5", "claude-sonnet-4-5"]
     );
     assert_eq!(
-        r.rows[2].break_reason,
+        r.rows[2].break_text(),
         "tools: model changed at tool:Read (token 0)"
     );
 }
@@ -287,7 +287,8 @@ assistant = { tokens = 10 }
     assert_eq!(cached(&f), vec![0, 1560, 1670, 1700]);
     assert_eq!(f.trace, r.trace);
     assert_eq!(
-        f.rows[1].break_reason, "",
+        f.rows[1].break_text(),
+        "",
         "the tool_addition block is appended after the cached prefix"
     );
 }
@@ -416,7 +417,7 @@ fn plan_transitions_keep_the_cache_under_permission_mode() {
                     .any(|t| prev.step < *t && *t <= next.step);
                 // Only where no TTL can have expired: the Claude Code layout writes 1 h on the
                 // main stream, and no bundled gap reaches it; `break_reason` names any expiry.
-                if !after_transition || next.break_reason.contains("ttl") {
+                if !after_transition || next.break_text().contains("ttl") {
                     continue;
                 }
                 checked += 1;
@@ -679,7 +680,7 @@ fn constant_prefix_strategies_always_read_tools_and_system() {
             let r = replay(&s, strategy.as_ref(), c.as_mut(), &ReplayEnv::default()).unwrap();
             let main: Vec<_> = r.rows.iter().filter(|row| row.stream == "main").collect();
             for row in main.iter().skip(1) {
-                if row.break_reason.contains("ttl") {
+                if row.break_text().contains("ttl") {
                     continue;
                 }
                 assert!(

@@ -139,10 +139,10 @@ pub fn replay(
         // requests. A compaction's summarisation request (imported scenarios send it, unlogged)
         // is neither: the recorded usage does not hold it either.
         let (rows, extra): (Vec<RequestRow>, Vec<RequestRow>) =
-            rows.into_iter().partition(|r| r.kind == "reply");
+            rows.into_iter().partition(RequestRow::is_reply);
         let extra: Vec<RequestRow> = extra
             .into_iter()
-            .filter(|r| r.kind == "keepalive")
+            .filter(|r| r.kind == crate::metrics::RequestKind::Keepalive)
             .collect();
         let out_price = env
             .prices
@@ -259,7 +259,7 @@ fn figures(
             output_usd: u.output_tokens as f64 * out_price,
             billed_break,
             predicted_break,
-            reason: row.break_reason.clone(),
+            reason: row.break_text(),
         });
     }
     out

@@ -1,10 +1,11 @@
 //! What the charts and the report draw, computed from a run: groups of replays, the cost split,
 //! the mode timeline and the cache breaks.
 
-use crate::cache::PriceTable;
+use crate::cache::{BreakReason, PriceTable};
 use crate::engine::{Replay, RunReport};
 use crate::metrics::RequestRow;
 use crate::plan_mode::{Mode, Trace};
+use crate::prompt::Level;
 
 /// The replays of one scenario against one cache model: one line or bar per strategy.
 #[derive(Debug, Clone)]
@@ -102,7 +103,8 @@ impl CostSplit {
     pub fn prompt(&self) -> f64 {
         self.uncached_input + self.write_5m + self.write_1h + self.read
     }
-    /// What the session costs in all: `cost_usd` summed over its rows (`cost $` of `run`).
+    /// What the session costs in all: `cost_usd` summed over its rows, pings and compaction
+    /// requests included (`cost $` plus `ping $` and `compaction $` of `run`).
     pub fn total(&self) -> f64 {
         self.prompt() + self.output + self.storage
     }
@@ -210,19 +212,6 @@ pub struct Timeline {
     pub events: Vec<Event>,
 }
 
-fn parse_mode(s: &str) -> Mode {
-    [
-        Mode::Default,
-        Mode::AcceptEdits,
-        Mode::Plan,
-        Mode::Auto,
-        Mode::BypassPermissions,
-    ]
-    .into_iter()
-    .find(|m| m.as_str() == s)
-    .unwrap_or_default()
-}
-
 /// Builds the timeline from the reference machine's trace (identical under every strategy) and
 /// the rows' steps and modes.
 pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
@@ -237,7 +226,7 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
     let phases = all
         .iter()
         .map(|r| {
-            let m = parse_mode(&r.mode);
+            let m = r.mode;
             match (m, left_plan_at) {
                 (Mode::Plan, _) => Phase::Plan,
                 (m, Some(step)) if r.step > step => Phase::After(m),
@@ -252,7 +241,7 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
             // Keep-alive pings are requests of the wait's step: the marker precedes them.
             match rows
                 .iter()
-                .filter(|r| r.step == e.step && r.kind == "keepalive")
+                .filter(|r| r.step == e.step && r.kind == crate::metrics::RequestKind::Keepalive)
                 .count()
             {
                 0 => e.event.clone(),
@@ -308,44 +297,29 @@ pub struct Break {
     pub recomputed_tokens: u64,
 }
 
-/// Parses `break_reason` (`"tools: prefix changed at tool:Edit (token 1060)"`).
+/// A row's break (`tools: prefix changed at tool:Edit (token 1060)`), in words.
 pub fn parse_break(row: &RequestRow) -> Option<Break> {
-    let text = row.break_reason.trim();
-    if text.is_empty() {
-        return None;
-    }
-    let (level, rest) = match text.split_once(": ") {
-        Some((l, r)) if !l.contains(' ') => (l.to_string(), r),
-        _ => (String::new(), text),
+    let stop = row.break_reason.as_ref()?;
+    let level = stop.level.as_str().to_string();
+    let what = match stop.level {
+        Level::Tools => "the tools list changed",
+        Level::System => "the system prompt changed",
+        Level::Messages => "the conversation history changed",
     };
-    let (reason, segment) = match rest.split_once(" at ") {
-        Some((r, s)) => (
-            r.to_string(),
-            s.split(" (token").next().unwrap_or(s).to_string(),
-        ),
-        None => (rest.to_string(), String::new()),
+    let because = match stop.reason {
+        BreakReason::PrefixChanged => what,
+        BreakReason::TtlExpired => "the cache entry expired (TTL) during the pause",
+        BreakReason::ModelChanged => "the request switched to another model",
+        BreakReason::Evicted => "the cache entry was evicted",
+        BreakReason::BelowMinimum => "the prefix is below the minimum cacheable length",
+        BreakReason::LookbackExceeded => "the last cache write lies beyond the lookback window",
+        BreakReason::NotWritten => "no cache entry was written at that point",
+        BreakReason::InFlight => "the entry was still being written by a concurrent request",
+        BreakReason::Cold => "nothing was cached yet",
+        BreakReason::Rounding => BreakReason::Rounding.as_str(),
     };
-    let what = match level.as_str() {
-        "tools" => "the tools list changed",
-        "system" => "the system prompt changed",
-        "messages" => "the conversation history changed",
-        _ => "the prompt changed",
-    };
-    let because = match reason.as_str() {
-        "prefix changed" => what.to_string(),
-        "ttl expired" => "the cache entry expired (TTL) during the pause".to_string(),
-        "model changed" => "the request switched to another model".to_string(),
-        "evicted" => "the cache entry was evicted".to_string(),
-        "below minimum" => "the prefix is below the minimum cacheable length".to_string(),
-        "lookback exceeded" => "the last cache write lies beyond the lookback window".to_string(),
-        "not written" => "no cache entry was written at that point".to_string(),
-        "in flight" => "the entry was still being written by a concurrent request".to_string(),
-        "cold cache" => "nothing was cached yet".to_string(),
-        other => other.to_string(),
-    };
-    let short = if level.is_empty() {
-        reason.clone()
-    } else if reason == "prefix changed" {
+    let reason = stop.reason.as_str().to_string();
+    let short = if stop.reason == BreakReason::PrefixChanged {
         format!("{level} changed")
     } else {
         format!("{level}: {reason}")
@@ -355,9 +329,9 @@ pub fn parse_break(row: &RequestRow) -> Option<Break> {
         step: row.step,
         level,
         reason,
-        segment,
+        segment: stop.segment.clone(),
         short,
-        because,
+        because: because.to_string(),
         recomputed_tokens: row.recomputed_tokens,
     })
 }

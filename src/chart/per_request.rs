@@ -54,7 +54,7 @@ impl PerRequest {
                 pings: r
                     .rows
                     .iter()
-                    .filter(|x| x.kind == "keepalive")
+                    .filter(|x| x.kind == crate::metrics::RequestKind::Keepalive)
                     .map(|x| x.request)
                     .collect(),
             })

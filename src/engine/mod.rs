@@ -4,11 +4,13 @@
 //! request (tools, system, conversation so far); the cache model prices it; the simulated clock
 //! advances by time to first token, output generation, tool time and human time.
 
-mod edits;
 mod price;
+mod replay;
 mod replayer;
 mod run;
 pub mod schedule;
+mod send;
+mod steps;
 mod stream;
 
 use std::fmt;
@@ -19,7 +21,7 @@ use crate::cache::{CacheConfig, LatencyModel, LatencyTable, PriceTable};
 use crate::metrics::{RequestRow, SummaryRow};
 use crate::plan_mode::Trace;
 
-pub use replayer::replay;
+pub use replay::replay;
 pub use run::{equivalence_violation, run, RunReport};
 
 /// Prices, latency and cache parameters used to fill cost and TTFT.

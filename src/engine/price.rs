@@ -2,8 +2,8 @@
 
 use super::stream::{advance, Stream};
 use super::{Replay, ReplayEnv, ReplayError};
-use crate::cache::{CacheModel, CacheOutcome};
-use crate::metrics::RequestRow;
+use crate::cache::{CacheModel, CacheOutcome, ModelPrice};
+use crate::metrics::{RequestKind, RequestRow};
 use crate::plan_mode::Mode;
 use crate::prompt::Request;
 use crate::scenario::Session;
@@ -13,10 +13,37 @@ use crate::scenario::Session;
 /// (charts and summaries add them up).
 const MAX_REQUEST_COST_USD: f64 = 1e12;
 
-/// `kind` of a request made by an assistant step.
-pub(super) const REPLY: &str = "reply";
+/// Where a request sits, for its errors: `file: step 7 (line 42) (request 3, anthropic)`.
+struct Place<'a> {
+    request: &'a Request,
+    session: &'a Session,
+    /// 1-based request number in the replay.
+    number: usize,
+    cache: &'a str,
+}
 
-/// Prices one request against the cache and advances the stream's clock past the reply.
+impl Place<'_> {
+    fn text(&self) -> String {
+        format!(
+            "{}: {} (request {}, {})",
+            self.session.path.display(),
+            self.session.step_place(self.request.step),
+            self.number,
+            self.cache
+        )
+    }
+
+    fn err(&self, message: String, hint: &str) -> ReplayError {
+        ReplayError {
+            place: self.text(),
+            message,
+            hint: hint.to_string(),
+        }
+    }
+}
+
+/// Prices one request against the cache and advances the stream's clock past the reply; the
+/// row is of kind `reply` (the sender tags it).
 pub(super) fn price(
     request: &Request,
     cache: &mut dyn CacheModel,
@@ -26,63 +53,28 @@ pub(super) fn price(
     out: &Replay,
     session: &Session,
 ) -> Result<RequestRow, ReplayError> {
-    let model = env.prices.get(&request.model).ok_or_else(|| ReplayError {
-        place: session.path.display().to_string(),
-        message: env.prices.unknown_model(&request.model),
-        hint: format!(
-            "use one of: {}; or add it with --pricing FILE (docs/pricing.md)",
-            env.prices.names().collect::<Vec<_>>().join(", ")
-        ),
-    })?;
+    let model = model_price(request, env, session)?;
     let outcome: CacheOutcome = cache.lookup(request);
+    let place = Place {
+        request,
+        session,
+        number: out.rows.len() + 1,
+        cache: &out.cache,
+    };
     if let Some(why) = &outcome.rejected {
-        return Err(ReplayError {
-            place: format!(
-                "{}: {} (request {}, {})",
-                session.path.display(),
-                session.step_place(request.step),
-                out.rows.len() + 1,
-                cache.name()
-            ),
-            message: why.clone(),
-            hint: "place at most 4 `cache_control` marks on the blocks of one request, longer TTLs first; the harness must move or drop older marks".into(),
-        });
+        return Err(place.err(why.clone(), "place at most 4 `cache_control` marks on the blocks of one request, longer TTLs first; the harness must move or drop older marks"));
     }
-    let place = || {
-        format!(
-            "{}: {} (request {}, {})",
-            session.path.display(),
-            session.step_place(request.step),
-            out.rows.len() + 1,
-            cache.name()
-        )
-    };
     let ttft = env.latency_for(&model.provider).ttft_ms(&outcome);
-    let decode = session.scenario.timing.decode_tokens_per_s.max(1e-3);
-    let decode_ms = request.output_tokens as f64 * 1000.0 / decode;
-    // The place names an error only: built when one occurs, not per request.
-    let later = |clock: u64, ms: u64| match clock.checked_add(ms) {
-        Some(t) => Ok(t),
-        None => advance(clock, ms, &place()),
-    };
-    let visible_at = later(
-        request.sent_at_ms,
-        whole_ms(ttft, "time to first token", &place)?,
-    )?;
-    let completed_at = later(
-        visible_at,
-        whole_ms(decode_ms, "output generation time", &place)?,
-    )?;
+    let (visible_at, completed_at) = times(request, ttft, session, &place)?;
     let cost_usd = model.cost_billed(&outcome, request.output_tokens, cache.charges_writes());
     if !(0.0..=MAX_REQUEST_COST_USD).contains(&cost_usd) {
-        return Err(ReplayError {
-            place: place(),
-            message: format!(
+        return Err(place.err(
+            format!(
                 "the request's cost is {cost_usd} dollars: the prices of model `{}` are out of range",
                 request.model
             ),
-            hint: "check the prices (dollars per million tokens) in the --pricing file for extra digits".into(),
-        });
+            "check the prices (dollars per million tokens) in the --pricing file for extra digits",
+        ));
     }
     cache.store(request, &outcome, visible_at, completed_at);
     stream.clock_ms = completed_at;
@@ -90,17 +82,67 @@ pub(super) fn price(
         .previous_prompt
         .is_some_and(|prev| outcome.cached_tokens < prev);
     stream.previous_prompt = Some(outcome.prompt_tokens);
-    let break_reason = match (&outcome.stop, broke) {
-        (Some(stop), true) => stop.to_string(),
-        _ => String::new(),
+    Ok(row(request, &outcome, out, mode, cost_usd, ttft, broke))
+}
+
+/// The price-table entry of the request's model.
+fn model_price<'e>(
+    request: &Request,
+    env: &'e ReplayEnv,
+    session: &Session,
+) -> Result<&'e ModelPrice, ReplayError> {
+    env.prices.get(&request.model).ok_or_else(|| ReplayError {
+        place: session.path.display().to_string(),
+        message: env.prices.unknown_model(&request.model),
+        hint: format!(
+            "use one of: {}; or add it with --pricing FILE (docs/pricing.md)",
+            env.prices.names().collect::<Vec<_>>().join(", ")
+        ),
+    })
+}
+
+/// When the reply begins (the request's entries become readable) and completes.
+fn times(
+    request: &Request,
+    ttft: f64,
+    session: &Session,
+    place: &Place<'_>,
+) -> Result<(u64, u64), ReplayError> {
+    let decode = session.scenario.timing.decode_tokens_per_s.max(1e-3);
+    let decode_ms = request.output_tokens as f64 * 1000.0 / decode;
+    // The place names an error only: built when one occurs, not per request.
+    let later = |clock: u64, ms: u64| match clock.checked_add(ms) {
+        Some(t) => Ok(t),
+        None => advance(clock, ms, &place.text()),
     };
-    Ok(RequestRow {
+    let visible_at = later(
+        request.sent_at_ms,
+        whole_ms(ttft, "time to first token", place)?,
+    )?;
+    let completed_at = later(
+        visible_at,
+        whole_ms(decode_ms, "output generation time", place)?,
+    )?;
+    Ok((visible_at, completed_at))
+}
+
+/// The row of a priced request; `broke`: it reused less than its stream's previous prompt.
+fn row(
+    request: &Request,
+    outcome: &CacheOutcome,
+    out: &Replay,
+    mode: Mode,
+    cost_usd: f64,
+    ttft_ms: f64,
+    broke: bool,
+) -> RequestRow {
+    RequestRow {
         scenario: out.scenario.clone(),
         strategy: out.strategy.clone(),
         cache: out.cache.clone(),
         request: out.rows.len() + 1,
         step: request.step + 1,
-        mode: mode.to_string(),
+        mode,
         model: request.model.clone(),
         prompt_tokens: outcome.prompt_tokens,
         cached_tokens: outcome.cached_tokens,
@@ -109,8 +151,8 @@ pub(super) fn price(
         output_tokens: request.output_tokens,
         hit_rate: outcome.hit_rate(),
         cost_usd,
-        ttft_ms: ttft,
-        break_reason,
+        ttft_ms,
+        break_reason: outcome.stop.clone().filter(|_| broke),
         stream: request.stream.clone(),
         sent_at_ms: request.sent_at_ms,
         input_tokens: outcome.uncached_input_tokens,
@@ -118,23 +160,22 @@ pub(super) fn price(
         cache_creation_5m_tokens: outcome.write_5m_tokens,
         cache_creation_1h_tokens: outcome.write_1h_tokens,
         cache_read_input_tokens: outcome.cached_tokens,
-        kind: REPLY.to_string(),
-    })
+        kind: RequestKind::Reply,
+    }
 }
 
 /// A duration in whole milliseconds from a model's float; a value that is not a finite,
 /// non-negative number of milliseconds within `u64` is bad input (a latency or decode rate out of
 /// range), named at `place`.
-fn whole_ms(ms: f64, what: &str, place: &dyn Fn() -> String) -> Result<u64, ReplayError> {
+fn whole_ms(ms: f64, what: &str, place: &Place<'_>) -> Result<u64, ReplayError> {
     let rounded = ms.round();
     // 2^64 is exactly representable; anything at or above it does not fit (NaN is in no range).
     if (0.0..18_446_744_073_709_551_616.0).contains(&rounded) {
         Ok(rounded as u64)
     } else {
-        Err(ReplayError {
-            place: place(),
-            message: format!("the {what} is {ms} ms, which no clock can hold"),
-            hint: "check the latency parameters and `timing.decode_tokens_per_s` for values out of range".into(),
-        })
+        Err(place.err(
+            format!("the {what} is {ms} ms, which no clock can hold"),
+            "check the latency parameters and `timing.decode_tokens_per_s` for values out of range",
+        ))
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::replayer::replay;
+use super::replay::replay;
 use super::{Replay, ReplayEnv, ReplayError};
 use crate::cache;
 use crate::metrics::{RequestRow, SummaryRow};

@@ -6,10 +6,15 @@
 //! looked up when it is sent and stored with the times its entries become readable (first token)
 //! and complete (finish), so a request sent before another's response began does not read it.
 //!
+//! Streams simulated on the clock (a scenario's main stream and its subagents) learn each
+//! request's send time only once the previous one was priced; they take their turns through an
+//! [`Agenda`], in the same order.
+//!
 //! The leading block an earlier session left (tools and system prompt, written before a session
 //! here sent anything) is one [`Schedule::prewarm`] request, built by [`leading_block`].
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use crate::cache::{CacheModel, CacheOutcome};
 use crate::prompt::{Request, RequestSettings};
@@ -67,6 +72,39 @@ impl Sent {
     }
 }
 
+/// The one event order of every schedule: the earliest time first, then the lower stream index
+/// (for recorded requests, then push order).
+fn due_key(at_ms: u64, stream: usize) -> (u64, usize) {
+    (at_ms, stream)
+}
+
+/// Streams whose next event time is known only once their previous event ran (a simulated
+/// replay: a reply's end depends on its cache outcome). Each stream is due at one time; the
+/// next to run is the earliest, ties to the lower stream index: the order [`Schedule::run_with`]
+/// replays recorded requests in.
+#[derive(Debug, Default)]
+pub struct Agenda {
+    /// The streams due, by (time, stream index), earliest on top.
+    due: BinaryHeap<Reverse<(u64, usize)>>,
+}
+
+impl Agenda {
+    pub fn new() -> Self {
+        Agenda::default()
+    }
+
+    /// Stream `stream` has its next event at `at_ms`.
+    pub fn due(&mut self, stream: usize, at_ms: u64) {
+        self.due.push(Reverse(due_key(at_ms, stream)));
+    }
+
+    /// The stream to run now (removed: the caller puts it back with [`Agenda::due`] when it
+    /// has another event).
+    pub fn next(&mut self) -> Option<usize> {
+        self.due.pop().map(|Reverse((_, stream))| stream)
+    }
+}
+
 /// Requests of many streams, replayed in time order against one cache.
 #[derive(Debug, Default)]
 pub struct Schedule {
@@ -118,7 +156,7 @@ impl Schedule {
     ) -> Vec<CacheOutcome> {
         let mut prewarm = self.prewarm.into_iter().peekable();
         let mut order: Vec<usize> = (0..self.entries.len()).collect();
-        order.sort_by_key(|&i| (self.entries[i].sent_ms, self.entries[i].stream, i));
+        order.sort_by_key(|&i| (due_key(self.entries[i].sent_ms, self.entries[i].stream), i));
         let mut outcomes = vec![CacheOutcome::default(); self.entries.len()];
         let mut slots: Vec<Option<Timed>> = self.entries.into_iter().map(Some).collect();
         let mut sent = Sent::default();
@@ -211,6 +249,20 @@ mod tests {
             finished_ms: r.sent_at_ms + finish,
             request: r,
         }
+    }
+
+    #[test]
+    fn agenda_runs_the_earliest_stream_ties_to_the_lower_index() {
+        let mut a = Agenda::new();
+        a.due(2, 500);
+        a.due(0, 900);
+        a.due(1, 500);
+        assert_eq!(a.next(), Some(1));
+        a.due(1, 400);
+        assert_eq!(a.next(), Some(1));
+        assert_eq!(a.next(), Some(2));
+        assert_eq!(a.next(), Some(0));
+        assert_eq!(a.next(), None);
     }
 
     #[test]

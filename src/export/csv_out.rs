@@ -2,7 +2,9 @@
 
 use super::Exporter;
 use crate::engine::RunReport;
-use crate::metrics::{REQUEST_COLUMNS, REQUEST_EXTRA_COLUMNS, SUMMARY_COLUMNS};
+use crate::metrics::{
+    REQUEST_COLUMNS, REQUEST_EXTRA_COLUMNS, SUMMARY_COLUMNS, SUMMARY_EXTRA_COLUMNS,
+};
 
 pub struct RequestsCsv;
 pub struct SummaryCsv;
@@ -35,9 +37,16 @@ impl Exporter for SummaryCsv {
         "summary.csv"
     }
     fn render(&self, report: &RunReport) -> Result<Vec<u8>, String> {
-        to_csv(
-            SUMMARY_COLUMNS.to_vec(),
-            report.summaries().into_iter().map(|s| s.cells()),
-        )
+        let header = SUMMARY_COLUMNS
+            .iter()
+            .chain(SUMMARY_EXTRA_COLUMNS)
+            .copied()
+            .collect();
+        let rows = report.summaries().into_iter().map(|s| {
+            let mut cells = s.cells();
+            cells.extend(s.extra_cells());
+            cells
+        });
+        to_csv(header, rows)
     }
 }

@@ -8,7 +8,8 @@ pub fn render_table(rows: &[SummaryRow]) -> String {
 }
 
 /// As [`render_table`], with extra right-aligned columns after the table's own (`extra[i]` are
-/// row i's cells).
+/// row i's cells). The table's own columns count replies; keep-alive pings and compaction
+/// requests, when any row has some, get three columns each (count, prompt tokens, cost).
 pub fn render_table_with(
     rows: &[SummaryRow],
     extra_header: &[&str],
@@ -27,6 +28,14 @@ pub fn render_table_with(
         "cost $",
         "TTFT ms",
     ];
+    let pings = rows.iter().any(|r| r.pings.requests > 0);
+    let compactions = rows.iter().any(|r| r.compactions.requests > 0);
+    if pings {
+        header.extend(["pings", "ping tokens", "ping $"]);
+    }
+    if compactions {
+        header.extend(["compactions", "compaction tokens", "compaction $"]);
+    }
     header.extend_from_slice(extra_header);
     let body: Vec<Vec<String>> = rows
         .iter()
@@ -45,6 +54,13 @@ pub fn render_table_with(
                 format!("{:.4}", r.cost_usd),
                 format!("{:.0}", r.ttft_ms),
             ];
+            for (shown, e) in [(pings, &r.pings), (compactions, &r.compactions)] {
+                if shown {
+                    cells.push(e.requests.to_string());
+                    cells.push(e.prompt_tokens.to_string());
+                    cells.push(format!("{:.4}", e.cost_usd));
+                }
+            }
             cells.extend(extra.get(i).cloned().unwrap_or_default());
             cells.resize(header.len(), String::new());
             cells

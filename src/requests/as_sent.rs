@@ -137,7 +137,7 @@ fn replay(
             cache: run_cache.to_string(),
             request: rows.len() + 1,
             step,
-            mode: Mode::default().to_string(),
+            mode: Mode::default(),
             model: r.request.model.clone(),
             prompt_tokens: o.prompt_tokens,
             cached_tokens: o.cached_tokens,
@@ -147,10 +147,7 @@ fn replay(
             hit_rate: o.hit_rate(),
             cost_usd: model.cost_billed(o, output, charges_writes),
             ttft_ms: env.latency_for(&model.provider).ttft_ms(o),
-            break_reason: match (&o.stop, broke) {
-                (Some(stop), true) => stop.to_string(),
-                _ => String::new(),
-            },
+            break_reason: o.stop.clone().filter(|_| broke),
             stream: r.request.stream.clone(),
             sent_at_ms: r.request.sent_at_ms,
             input_tokens: o.uncached_input_tokens,
@@ -158,7 +155,7 @@ fn replay(
             cache_creation_5m_tokens: o.write_5m_tokens,
             cache_creation_1h_tokens: o.write_1h_tokens,
             cache_read_input_tokens: o.cached_tokens,
-            kind: "reply".to_string(),
+            kind: crate::metrics::RequestKind::Reply,
         });
     }
     Ok(Replay {

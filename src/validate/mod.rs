@@ -537,7 +537,7 @@ fn score(
         let rows: Vec<RequestRow> = replay
             .rows
             .into_iter()
-            .filter(|r| r.kind == "reply")
+            .filter(RequestRow::is_reply)
             .collect();
         let ttl = imp.ttl.unwrap_or(Ttl::FiveMinutes);
         let naive = NaiveRule::for_stream(&opts.cache, &p.config, ttl);
@@ -814,7 +814,7 @@ fn compare(
             ),
             recorded_break,
             predicted_break,
-            reason: row.break_reason.clone(),
+            reason: row.break_text(),
             events: rec
                 .events
                 .iter()
