@@ -6,7 +6,7 @@
 //! V3). The per-stream memory that makes a request cost only what it adds (segment and block
 //! hashes, walks of the explanation records) lives in `cursor.rs` and in [`SeenMemo`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -70,6 +70,8 @@ pub mod work {
 
 /// A map keyed by hashes.
 pub(crate) type HashKeyed<K, V> = HashMap<K, V, BuildHasherDefault<PreHashed>>;
+/// A set of hashes.
+pub(crate) type HashSetKeyed<K> = HashSet<K, BuildHasherDefault<PreHashed>>;
 
 /// Chained hash of a prefix ending with `seg`, given the hash of the prefix before it and a salt
 /// for the segment's level (request settings that invalidate that level).

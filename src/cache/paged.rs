@@ -41,7 +41,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, HashKeyed, SeenPrefixes};
+use super::common::{self, HashKeyed, HashSetKeyed, SeenPrefixes};
 use super::cursor::{automatic_stop, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::Request;
@@ -103,9 +103,6 @@ struct Block {
 
 const NIL: usize = usize::MAX;
 
-/// The value of a hash in `by_hash` once its block was evicted (and no copy took it over).
-const GONE: usize = usize::MAX;
-
 /// Free-list positions from here up are handed out to blocks appended at the back; those below
 /// to blocks put in front, counting down.
 const BACK: u64 = 1 << 62;
@@ -148,8 +145,6 @@ struct StreamState {
 pub struct PagedCache {
     config: PagedConfig,
     blocks: Vec<Block>,
-    /// The block a lookup finds for each hash ever cached, [`GONE`] once evicted (so one probe
-    /// tells a hit, an eviction and content never cached apart).
     by_hash: HashKeyed<(u64, u64), usize>,
     /// Evictable leaves by (stamp, block): the first is the head of vLLM's free list.
     evictable: BTreeSet<(u64, usize)>,
@@ -163,6 +158,9 @@ pub struct PagedCache {
     /// blocks pinned apart from the last one with their chain position: a shared block whose
     /// parent is not the request's previous block, which only copies bring about).
     running: Vec<Running>,
+    /// Hashes whose block was evicted at some point (not removed when cached again: a lookup
+    /// asks `by_hash` first, so this tells content cached once from content never cached).
+    evicted: HashSetKeyed<(u64, u64)>,
     /// Younger copies of a cached block (allocated while an equal block was cached), oldest
     /// first: vLLM keeps them all under the hash and finds the oldest; one takes over the hash
     /// when the block it is found through is evicted.
@@ -178,17 +176,18 @@ fn model_key(model: &str) -> u64 {
 
 impl PagedCache {
     pub fn new(config: PagedConfig) -> Self {
-        // The index grows with the blocks used: sized for the whole pool up front, it was a
-        // 1.5 MB table whose first writes (page faults, cache misses) cost more than growing.
+        // The pool's size is known: size the index once instead of growing it.
+        let size = config.capacity_blocks.min(1 << 16);
         PagedCache {
             config,
-            blocks: Vec::new(),
-            by_hash: HashKeyed::default(),
+            blocks: Vec::with_capacity(size),
+            by_hash: HashKeyed::with_capacity_and_hasher(size, Default::default()),
             evictable: BTreeSet::new(),
             next_seq: BACK,
             next_front: BACK - 1,
             allocations: 0,
             running: Vec::new(),
+            evicted: HashSetKeyed::default(),
             copies: HashKeyed::default(),
             models: ByName::default(),
             streams: Streams::default(),
@@ -334,18 +333,20 @@ impl PagedCache {
 impl PagedCache {
     /// Block `id`, holding `k`, is evicted: the hash is gone unless a copy takes it over.
     fn forget(&mut self, k: (u64, u64), id: usize) {
-        let found = self.by_hash.get_mut(&k);
-        if let Some(v) = found.filter(|v| **v == id) {
+        if self.by_hash.get(&k) == Some(&id) {
             match self.copies.get_mut(&k) {
                 Some(list) => {
                     let next = list.remove(0);
                     if list.is_empty() {
                         self.copies.remove(&k);
                     }
-                    *v = next;
+                    self.by_hash.insert(k, next);
                     self.blocks[next].copy = false;
                 }
-                None => *v = GONE,
+                None => {
+                    self.by_hash.remove(&k);
+                    self.evicted.insert(k);
+                }
             }
         } else if let Some(list) = self.copies.get_mut(&k) {
             list.retain(|&c| c != id);
@@ -365,15 +366,7 @@ impl PagedCache {
     /// when every block is pinned.
     fn fill(&mut self, hash: Option<(u64, u64)>, parent: usize, vis: u64) -> Option<usize> {
         let id = self.allocate()?;
-        // One probe: a cached hash makes this block a copy; otherwise it finds this block.
-        let copy = hash.is_some_and(|k| {
-            let v = self.by_hash.entry(k).or_insert(GONE);
-            let cached = *v != GONE;
-            if !cached {
-                *v = id;
-            }
-            cached
-        });
+        let copy = hash.is_some_and(|k| self.by_hash.contains_key(&k));
         self.blocks[id] = Block {
             hash,
             used: true,
@@ -390,6 +383,8 @@ impl PagedCache {
         if let Some(k) = hash {
             if copy {
                 self.copies.entry(k).or_default().push(id);
+            } else {
+                self.by_hash.insert(k, id);
             }
         }
         if parent != NIL {
@@ -407,7 +402,7 @@ fn find(
     k: &(u64, u64),
     now: u64,
 ) -> Option<usize> {
-    let &id = by_hash.get(k).filter(|&&id| id != GONE)?;
+    let &id = by_hash.get(k)?;
     if blocks[id].visible_at <= now {
         return Some(id);
     }
@@ -490,12 +485,11 @@ impl CacheModel for PagedCache {
             matched += 1;
         }
         // The explanation only asks whether the block after the match was ever cached (evicted,
-        // or cached but not readable yet): one probe, not a walk of every block ever cached.
-        let next = hashes
-            .get(matched)
-            .and_then(|&h| self.by_hash.get(&(mk, h)).copied());
-        let raw = matched + usize::from(next.is_some());
-        let in_flight = next.is_some_and(|id| id != GONE);
+        // or cached but not readable yet): a probe or two, not a walk of every block ever cached.
+        let next = hashes.get(matched).map(|&h| (mk, h));
+        let in_flight = next.is_some_and(|k| self.by_hash.contains_key(&k));
+        let raw =
+            matched + usize::from(in_flight || next.is_some_and(|k| self.evicted.contains(&k)));
         let cap = prompt.saturating_sub(1) / bs;
         let cached = bs * (matched as u64).min(cap);
         outcome.cached_tokens = cached;
