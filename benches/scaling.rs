@@ -21,6 +21,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 #[path = "common/caches.rs"]
 mod caches;
+#[path = "common/cpu.rs"]
+mod cpu;
 
 use plancache::cache::{self, PriceTable, DEFAULT_CACHE};
 use plancache::engine::{self, ReplayEnv};
@@ -74,6 +76,51 @@ fn scaling(c: &mut Criterion) {
     // Every registered model but those named not incremental, which are measured above.
     let all_caches = caches::grid();
     let strategies = strategy::all();
+    // `PLANCACHE_CPU_ROUNDS=N cargo bench --bench scaling`: before criterion, the grid's thread
+    // CPU time over N rounds (median), and, beside it, each model named not incremental on the
+    // same session and strategies (the figure docs/performance.md gives).
+    if let Some(rounds) = std::env::var("PLANCACHE_CPU_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        let mut grid = Vec::new();
+        let mut apart: Vec<Vec<std::time::Duration>> =
+            vec![Vec::new(); caches::NOT_INCREMENTAL.len()];
+        for _ in 0..rounds {
+            grid.push(
+                cpu::cpu_of(|| {
+                    engine::run(&long, &strategies, &all_caches, &env).expect("replays")
+                })
+                .0,
+            );
+            // Set `PLANCACHE_CPU_APART=1` to time them too (gemini alone takes minutes here).
+            if std::env::var_os("PLANCACHE_CPU_APART").is_none() {
+                continue;
+            }
+            for (i, name) in caches::NOT_INCREMENTAL.iter().enumerate() {
+                let one = vec![name.to_string()];
+                apart[i].push(
+                    cpu::cpu_of(|| engine::run(&long, &strategies, &one, &env).expect("replays")).0,
+                );
+            }
+        }
+        eprintln!(
+            "cpu: {requests}-request session x {} strategies x {} models: {:?} (median of {rounds})",
+            strategies.len(),
+            all_caches.len(),
+            cpu::median(&mut grid)
+        );
+        for (i, name) in caches::NOT_INCREMENTAL.iter().enumerate() {
+            if apart[i].is_empty() {
+                continue;
+            }
+            eprintln!(
+                "cpu: the same session x {} strategies under {name} alone: {:?}",
+                strategies.len(),
+                cpu::median(&mut apart[i])
+            );
+        }
+    }
     group.sample_size(10);
     group.throughput(Throughput::Elements(
         sessions::requests_of(&long[0]).len() as u64 * (strategies.len() * all_caches.len()) as u64,

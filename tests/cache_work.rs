@@ -48,16 +48,16 @@ fn every_cache_model_does_flat_work_per_request_from_100_to_1000_requests() {
         tokens(&short)
     );
     let mut report = Vec::new();
-    // The models the scaling bench names as not incremental yet (`gemini`: about 200x the work
-    // per request at 1,000 requests, minutes in a debug build) are left to its per-size runs;
+    // The models the scaling bench names as not incremental yet (`gemini`: its units aging out
+    // of `max_age` are rewritten one by one, see benches/common/caches.rs) are counted too, and
+    // held to a looser bound so that a return to walking the prompt (208x before) fails;
     // tests/bench_coverage.rs holds that list to the registry.
-    let checked: Vec<&str> = CACHE_NAMES
-        .iter()
-        .copied()
-        .filter(|n| !caches::NOT_INCREMENTAL.contains(n))
-        .collect();
-    assert_eq!(checked.len(), caches::grid().len());
-    for name in &checked {
+    assert_eq!(
+        CACHE_NAMES.len(),
+        caches::grid().len() + caches::NOT_INCREMENTAL.len()
+    );
+    let mut ratios = Vec::new();
+    for name in CACHE_NAMES {
         let a = work_per_request(name, &short, &prices);
         let b = work_per_request(name, &long, &prices);
         report.push(format!(
@@ -66,14 +66,15 @@ fn every_cache_model_does_flat_work_per_request_from_100_to_1000_requests() {
         ));
         eprintln!("{}", report.last().expect("pushed"));
         assert!(a > 0.0, "{name} counted no work");
+        ratios.push((*name, b / a));
     }
     let text = report.join("\n");
-    for (name, line) in checked.iter().zip(&report) {
-        let ratio: f64 = line
-            .rsplit('(')
-            .next()
-            .and_then(|r| r.trim_end_matches("x)").parse().ok())
-            .expect("ratio");
-        assert!(ratio < 1.5, "`{name}` is not incremental:\n{text}");
+    for (name, ratio) in ratios {
+        let apart = caches::NOT_INCREMENTAL.contains(&name);
+        let bound = if apart { 3.0 } else { 1.5 };
+        assert!(
+            ratio < bound,
+            "`{name}` does {ratio:.2}x the work per request at 1,000 requests (bound {bound}x):\n{text}"
+        );
     }
 }

@@ -52,6 +52,8 @@ pub(crate) struct Cursor {
     model: Option<String>,
     /// Segments of that request's prompt (later ones were appended with [`Cursor::extend`]).
     prompt_len: usize,
+    /// A buffer kept between requests (the previous prompt's changed hashes).
+    scratch: Vec<u64>,
 }
 
 /// What moving a cursor to a request found.
@@ -76,7 +78,9 @@ impl Cursor {
         };
         // The previous prompt's hashes past the kept prefix, to find where the new one departs.
         let old_prompt = self.prompt_len.min(self.hashes.len());
-        let old_tail: Vec<u64> = self.hashes[keep.min(old_prompt)..old_prompt].to_vec();
+        let mut old_tail = std::mem::take(&mut self.scratch);
+        old_tail.clear();
+        old_tail.extend_from_slice(&self.hashes[keep.min(old_prompt)..old_prompt]);
         self.salts = salts;
         self.truncate(keep);
         self.extend(&segments[keep..]);
@@ -97,6 +101,7 @@ impl Cursor {
         if !same_model {
             self.model = Some(req.model.clone());
         }
+        self.scratch = old_tail;
         Advance {
             keep,
             departure,
@@ -203,6 +208,18 @@ pub(crate) struct AutoStream {
     pub cursor: Cursor,
     pub seen: SeenMemo,
     blocks: Vec<u64>,
+    /// A block's bytes where it spans segments (kept between requests).
+    scratch: Vec<u8>,
+}
+
+/// The bytes of `tokens` as little-endian token ids, in place (what a block hash covers);
+/// `None` on a big-endian target, where they are copied instead.
+fn token_bytes(tokens: &[u32]) -> Option<&[u8]> {
+    if cfg!(target_endian = "little") {
+        Some(bytemuck::cast_slice(tokens))
+    } else {
+        None
+    }
 }
 
 impl AutoStream {
@@ -246,8 +263,10 @@ impl AutoStream {
         if self.blocks.len() < total {
             let from = self.blocks.len() * block;
             let mut prev = self.blocks.last().copied().unwrap_or(0);
-            // One block's bytes, filled a slice at a time (little-endian token ids).
-            let mut buf = vec![0u8; block * 4];
+            // One block's bytes, filled a slice at a time (little-endian token ids) where a block
+            // spans segments; a block inside one segment is hashed in place.
+            let mut buf = std::mem::take(&mut self.scratch);
+            buf.resize(block * 4, 0);
             let mut filled = 0usize;
             common::work::add((total * block - from) as u64);
             let first = self.cursor.segment_at(from as u64).unwrap_or(0);
@@ -260,6 +279,14 @@ impl AutoStream {
                 }
                 let mut src = &seg.tokens[skip..];
                 while !src.is_empty() {
+                    if filled == 0 && src.len() >= block {
+                        if let Some(bytes) = token_bytes(&src[..block]) {
+                            prev = xxh3_64_with_seed(bytes, prev);
+                            self.blocks.push(prev);
+                            src = &src[block..];
+                            continue;
+                        }
+                    }
                     let take = (block - filled).min(src.len());
                     for (dst, t) in buf[filled * 4..(filled + take) * 4]
                         .chunks_exact_mut(4)
@@ -276,6 +303,7 @@ impl AutoStream {
                     }
                 }
             }
+            self.scratch = buf;
         }
         &self.blocks[..total]
     }

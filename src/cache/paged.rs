@@ -158,6 +158,8 @@ pub struct PagedCache {
     /// blocks pinned apart from the last one with their chain position: a shared block whose
     /// parent is not the request's previous block, which only copies bring about).
     running: Vec<Running>,
+    /// Hashes whose block was evicted at some point (not removed when cached again: a lookup
+    /// asks `by_hash` first, so this tells content cached once from content never cached).
     evicted: HashSetKeyed<(u64, u64)>,
     /// Younger copies of a cached block (allocated while an equal block was cached), oldest
     /// first: vLLM keeps them all under the hash and finds the oldest; one takes over the hash
@@ -383,9 +385,6 @@ impl PagedCache {
                 self.copies.entry(k).or_default().push(id);
             } else {
                 self.by_hash.insert(k, id);
-                if !self.evicted.is_empty() {
-                    self.evicted.remove(&k);
-                }
             }
         }
         if parent != NIL {
@@ -485,14 +484,12 @@ impl CacheModel for PagedCache {
         {
             matched += 1;
         }
-        let mut raw = matched;
-        while raw < hashes.len()
-            && (self.by_hash.contains_key(&(mk, hashes[raw]))
-                || self.evicted.contains(&(mk, hashes[raw])))
-        {
-            raw += 1;
-        }
-        let in_flight = raw > matched && self.by_hash.contains_key(&(mk, hashes[matched]));
+        // The explanation only asks whether the block after the match was ever cached (evicted,
+        // or cached but not readable yet): a probe or two, not a walk of every block ever cached.
+        let next = hashes.get(matched).map(|&h| (mk, h));
+        let in_flight = next.is_some_and(|k| self.by_hash.contains_key(&k));
+        let raw =
+            matched + usize::from(in_flight || next.is_some_and(|k| self.evicted.contains(&k)));
         let cap = prompt.saturating_sub(1) / bs;
         let cached = bs * (matched as u64).min(cap);
         outcome.cached_tokens = cached;

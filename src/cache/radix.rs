@@ -78,7 +78,7 @@ struct Node {
     /// The edge's token run (page aligned).
     key: Vec<TokenId>,
     /// Children by [`page_key`] of their key's first page.
-    children: HashKeyed<u64, usize>,
+    children: Children,
     /// Parent node (the root is its own).
     parent: usize,
     /// Tokens on the path before this node's key.
@@ -94,6 +94,50 @@ struct Node {
     alive: bool,
     /// The stamp under which the node is in its tree's `leaves` (an unlocked leaf).
     listed: Option<u64>,
+}
+
+/// A node's children by page key: the first one inline (most nodes of a conversation's tree
+/// have one child, and a map per node cost an allocation and its growth), the others in a map.
+#[derive(Debug, Clone, Default)]
+struct Children {
+    one: Option<(u64, usize)>,
+    more: Option<Box<HashKeyed<u64, usize>>>,
+}
+
+impl Children {
+    fn get(&self, k: &u64) -> Option<&usize> {
+        match &self.one {
+            Some((o, v)) if o == k => Some(v),
+            _ => self.more.as_ref()?.get(k),
+        }
+    }
+
+    fn insert(&mut self, k: u64, v: usize) {
+        match &mut self.one {
+            Some((o, slot)) if *o == k => *slot = v,
+            None if self.more.as_ref().is_none_or(|m| !m.contains_key(&k)) => {
+                self.one = Some((k, v))
+            }
+            _ => {
+                self.more.get_or_insert_with(Default::default).insert(k, v);
+            }
+        }
+    }
+
+    fn remove(&mut self, k: &u64) {
+        match &self.one {
+            Some((o, _)) if o == k => self.one = None,
+            _ => {
+                if let Some(m) = &mut self.more {
+                    m.remove(k);
+                }
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.one.is_none() && self.more.as_ref().is_none_or(|m| m.is_empty())
+    }
 }
 
 /// The key of a page of tokens among a node's children: the tokens themselves for pages of
@@ -113,7 +157,7 @@ impl Node {
     fn new(key: Vec<TokenId>, parent: &Node, start: usize, now: u64, visible_at: u64) -> Self {
         Node {
             key,
-            children: HashKeyed::default(),
+            children: Children::default(),
             parent: 0,
             start,
             stamp: now,
@@ -202,7 +246,7 @@ impl Tree {
     fn new() -> Self {
         let root = Node {
             key: Vec::new(),
-            children: HashKeyed::default(),
+            children: Children::default(),
             parent: 0,
             start: 0,
             stamp: 0,
@@ -251,8 +295,8 @@ impl Tree {
     /// Splits node `id` after `at` tokens; returns the new upper node.
     fn split(&mut self, id: usize, at: usize, page: usize) -> usize {
         let parent = self.nodes[id].parent;
-        let upper_key = self.nodes[id].key[..at].to_vec();
-        let lower_key = self.nodes[id].key[at..].to_vec();
+        let mut upper_key = std::mem::take(&mut self.nodes[id].key);
+        let lower_key = upper_key.split_off(at);
         let first = page_key(&upper_key, page);
         let mut upper = Node::new(
             upper_key,

@@ -11,7 +11,8 @@
 //!   began: an entry being built cannot be hit.
 //! - Entries unused for `idle_ttl`, or older than `max_age`, are gone; a hit refreshes them.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry as Slot;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -113,9 +114,18 @@ fn join(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
 }
 
 impl PathBounds {
-    fn push(&mut self, v: (u64, u64)) {
-        if self.len == self.cap {
-            let cap = (self.cap * 2).max(64);
+    /// Pushes every bound of `vs`, joining the nodes above them once per level (not once per
+    /// bound).
+    fn extend(&mut self, vs: impl ExactSizeIterator<Item = (u64, u64)>) {
+        let n = vs.len();
+        if n == 0 {
+            return;
+        }
+        if self.len + n > self.cap {
+            let mut cap = self.cap.max(64);
+            while cap < self.len + n {
+                cap *= 2;
+            }
             let mut nodes = vec![NO_BOUNDS; 2 * cap];
             nodes[cap..cap + self.len].copy_from_slice(&self.nodes[self.cap..self.cap + self.len]);
             for k in (1..cap).rev() {
@@ -125,8 +135,40 @@ impl PathBounds {
             self.cap = cap;
             self.nodes = nodes;
         }
-        self.len += 1;
-        self.set(self.len - 1, v);
+        let (from, to) = (self.len, self.len + n);
+        for (i, v) in (from..to).zip(vs) {
+            self.nodes[self.cap + i] = v;
+        }
+        self.len = to;
+        self.rejoin(from, to);
+    }
+
+    /// The bounds at position `i`.
+    fn leaf(&self, i: usize) -> (u64, u64) {
+        work::add(1);
+        self.nodes[self.cap + i]
+    }
+
+    /// Sets the bounds at position `i` without joining the nodes above (see
+    /// [`PathBounds::rejoin`]).
+    fn set_leaf(&mut self, i: usize, v: (u64, u64)) {
+        self.nodes[self.cap + i] = v;
+    }
+
+    /// Joins again the nodes above leaves `from..to` (not empty), once per level.
+    fn rejoin(&mut self, from: usize, to: usize) {
+        let (mut lo, mut hi) = ((self.cap + from) / 2, (self.cap + to - 1) / 2);
+        while lo >= 1 {
+            for k in lo..=hi {
+                self.nodes[k] = join(self.nodes[2 * k], self.nodes[2 * k + 1]);
+            }
+            work::add((hi - lo + 1) as u64);
+            if lo == 1 {
+                break;
+            }
+            lo /= 2;
+            hi /= 2;
+        }
     }
 
     fn set(&mut self, i: usize, v: (u64, u64)) {
@@ -140,9 +182,11 @@ impl PathBounds {
     }
 
     fn truncate(&mut self, n: usize) {
-        while self.len > n {
-            self.len -= 1;
-            self.set(self.len, NO_BOUNDS);
+        if self.len > n {
+            let to = self.len;
+            self.nodes[self.cap + n..self.cap + to].fill(NO_BOUNDS);
+            self.len = n;
+            self.rejoin(n, to);
         }
     }
 
@@ -176,8 +220,8 @@ impl PathBounds {
 }
 
 /// A stream's cursor and its path: the leading `path` units of the cursor's block hashes are
-/// entries of model `model` that this stream last touched (hit or stored) at `touched_at`.
-/// Instead of stamping every unit of the path on every request, the touch is kept here and
+/// entries of model `model` that this stream last touched (hit or stored), at the times its
+/// `touches` give. Instead of stamping every unit of the path on every request, the touch is kept here and
 /// counts into the last use of each entry the path holds (the later of the entry's own stamp
 /// and the touches of the paths holding it); the stream stamps the entries its path lets go,
 /// and a store that writes an expired entry anew cuts every other path holding it first.
@@ -189,20 +233,100 @@ struct StreamState {
     model: String,
     /// Units of the path.
     path: usize,
-    /// Latest touch of the path.
-    touched_at: u64,
+    /// Touches of the path, front to back: `(end, at)` says the units from the previous end
+    /// (0 for the first) up to `end` were last touched by this stream at `at`. Ends increase
+    /// to `path`, times do not increase: a touch covers a prefix and is the latest (a hit that
+    /// stops short of the path touches its leading units only, and the rest keep their
+    /// older touch instead of being stamped and cut off, which cost the length of the path).
+    touches: VecDeque<(usize, u64)>,
     /// Write time and readability bound of each entry of the path.
     bounds: PathBounds,
 }
 
 impl StreamState {
-    /// Shortens the path to `len` units, stamping its touch on the entries it lets go.
+    /// Latest touch of the path (0 when it is empty).
+    fn touched_at(&self) -> u64 {
+        self.touches.front().map_or(0, |&(_, t)| t)
+    }
+
+    /// The touch of unit `p` of the path (`p < path`).
+    fn touch_at(&self, p: usize) -> u64 {
+        for &(end, t) in &self.touches {
+            work::add(1);
+            if p < end {
+                return t;
+            }
+        }
+        0
+    }
+
+    /// The leading units of the path whose touch is within `idle` of `now`.
+    fn fresh_len(&self, now: u64, idle: u64) -> usize {
+        let mut fresh = 0;
+        for &(end, t) in &self.touches {
+            work::add(1);
+            if now.saturating_sub(t) > idle {
+                break;
+            }
+            fresh = end;
+        }
+        fresh
+    }
+
+    /// The path's touches as (units, time) over `from..self.path`.
+    fn touched_spans(&self, from: usize) -> Vec<(std::ops::Range<usize>, u64)> {
+        let mut start = 0;
+        let mut out = Vec::new();
+        for &(end, t) in &self.touches {
+            if end > from {
+                out.push((start.max(from)..end, t));
+            }
+            start = end;
+        }
+        out
+    }
+
+    /// Shortens the path to `len` units, stamping its touches on the entries it lets go.
     fn cut(&mut self, units: &mut HashKeyed<u64, Entry>, len: usize) {
         if len < self.path {
-            stamp(units, self, len..self.path);
-            self.path = len;
+            for (range, t) in self.touched_spans(len) {
+                stamp(units, &self.auto.blocks()[range], t);
+            }
+            self.truncate_touches(len);
             self.bounds.truncate(len);
         }
+    }
+
+    /// Ends the path at `len` units (at most its length) without stamping anything.
+    fn truncate_touches(&mut self, len: usize) {
+        while let Some(&(_, _)) = self.touches.back() {
+            let start = if self.touches.len() > 1 {
+                self.touches[self.touches.len() - 2].0
+            } else {
+                0
+            };
+            if start >= len {
+                self.touches.pop_back();
+            } else {
+                break;
+            }
+        }
+        if let Some(last) = self.touches.back_mut() {
+            last.0 = last.0.min(len);
+        }
+        self.path = self.path.min(len);
+    }
+
+    /// Touches the leading `len` units at `now`, the latest touch (the units past them keep
+    /// theirs).
+    fn touch_prefix(&mut self, len: usize, now: u64) {
+        while self.touches.front().is_some_and(|&(end, _)| end <= len) {
+            self.touches.pop_front();
+        }
+        if len > 0 {
+            self.touches.push_front((len, now));
+        }
+        self.path = self.path.max(len);
     }
 }
 
@@ -213,11 +337,11 @@ struct Parts<'a> {
     units: &'a mut HashKeyed<u64, Entry>,
 }
 
-/// Stamps the touch of `st`'s path on its entries in `range`.
-fn stamp(units: &mut HashKeyed<u64, Entry>, st: &StreamState, range: std::ops::Range<usize>) {
-    for h in &st.auto.blocks()[range] {
+/// Stamps touch `t` on the entries `hashes`.
+fn stamp(units: &mut HashKeyed<u64, Entry>, hashes: &[u64], t: u64) {
+    for h in hashes {
         if let Some(e) = units.get_mut(h) {
-            e.last_used = e.last_used.max(st.touched_at);
+            e.last_used = e.last_used.max(t);
         }
     }
 }
@@ -231,39 +355,16 @@ impl Parts<'_> {
         self.config.max_age.as_millis() as u64
     }
 
-    /// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
-    /// touches of every path holding it.
-    fn last_used(&self, st: &StreamState, e: &Entry, p: usize, h: u64) -> u64 {
-        let mut t = e.last_used;
-        let mut take = |o: &StreamState| {
-            work::add(1);
-            if o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h {
-                t = t.max(o.touched_at);
-            }
-        };
-        take(st);
-        for o in self.streams.values() {
-            take(o);
-        }
-        t
-    }
-
     /// Whether entry `e` (unit `p` of `st`, hash `h`) has neither idled out nor aged out at
     /// `now`.
     fn unexpired(&self, st: &StreamState, e: &Entry, p: usize, h: u64, now: u64) -> bool {
-        now.saturating_sub(e.written_at) <= self.max_age()
-            && (now.saturating_sub(e.last_used) <= self.idle()
-                || now.saturating_sub(self.last_used(st, e, p, h)) <= self.idle())
+        unexpired(self.config, self.streams, st, e, p, h, now)
     }
 
     /// How far into `st`'s path the entries are known not to have idled out at `now` without
-    /// looking at them: all of it while the path's touch is recent, else none.
+    /// looking at them: the leading units whose touch is recent.
     fn fresh_path(&self, st: &StreamState, now: u64, len: usize) -> usize {
-        if now.saturating_sub(st.touched_at) <= self.idle() {
-            st.path.min(len)
-        } else {
-            0
-        }
+        st.fresh_len(now, self.idle()).min(len)
     }
 
     /// Before entry `h`, unit `p` of `st`'s model, is written anew: every other path holding
@@ -276,6 +377,40 @@ impl Parts<'_> {
             }
         }
     }
+}
+
+/// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
+/// touches of every path holding it.
+fn last_used(streams: &Streams<StreamState>, st: &StreamState, e: &Entry, p: usize, h: u64) -> u64 {
+    let mut t = e.last_used;
+    let mut take = |o: &StreamState| {
+        work::add(1);
+        if o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h {
+            t = t.max(o.touch_at(p));
+        }
+    };
+    take(st);
+    for o in streams.values() {
+        take(o);
+    }
+    t
+}
+
+/// Whether entry `e` (unit `p` of `st`, hash `h`) has neither idled out nor aged out at `now`
+/// under `config`.
+fn unexpired(
+    config: &UnitPrefixConfig,
+    streams: &Streams<StreamState>,
+    st: &StreamState,
+    e: &Entry,
+    p: usize,
+    h: u64,
+    now: u64,
+) -> bool {
+    let idle = config.idle_ttl.as_millis() as u64;
+    now.saturating_sub(e.written_at) <= config.max_age.as_millis() as u64
+        && (now.saturating_sub(e.last_used) <= idle
+            || now.saturating_sub(last_used(streams, st, e, p, h)) <= idle)
 }
 
 /// An automatic cache of whole token units from token 0, writes free.
@@ -332,7 +467,7 @@ impl UnitPrefixCache {
             if let Some(state) = self.models.get_mut(&st.model) {
                 st.cut(&mut state.units, 0);
             }
-            st.path = 0;
+            st.truncate_touches(0);
             st.bounds.truncate(0);
             st.model = req.model.clone();
         }
@@ -341,13 +476,15 @@ impl UnitPrefixCache {
         let kept = st.auto.blocks().len();
         if st.path > kept {
             if let Some(state) = self.models.get_mut(&st.model) {
-                for h in &dropped[..st.path - kept] {
-                    if let Some(e) = state.units.get_mut(h) {
-                        e.last_used = e.last_used.max(st.touched_at);
-                    }
+                for (range, t) in st.touched_spans(kept) {
+                    stamp(
+                        &mut state.units,
+                        &dropped[range.start - kept..range.end - kept],
+                        t,
+                    );
                 }
             }
-            st.path = kept;
+            st.truncate_touches(kept);
             st.bounds.truncate(kept);
         }
         (st, adv)
@@ -402,12 +539,12 @@ impl CacheModel for UnitPrefixCache {
         }
         st.auto.block_hashes(unit as usize);
         let (mut parts, seen_records) = self.parts(&req.model);
-        let (live_units, in_flight, tail) = parts.live_prefix(&mut st, now);
+        let (live_units, in_flight, tail, tail_from) = parts.live_prefix(&mut st, now);
         let live = live_units as u64 * unit;
         let cached = if live >= min { live } else { 0 };
         if cached > 0 {
-            // A hit refreshes the units it read: they become the path, touched now.
-            parts.retouch(&mut st, live_units, now, tail);
+            // A hit refreshes the units it read: they join the path, touched now.
+            parts.retouch(&mut st, live_units, now, tail, tail_from);
         }
         outcome.cached_tokens = cached;
         if prompt >= min {
@@ -492,7 +629,7 @@ impl Parts<'_> {
         &mut self,
         st: &mut StreamState,
         now: u64,
-    ) -> (usize, Option<bool>, Vec<(u64, u64)>) {
+    ) -> (usize, Option<bool>, Vec<(u64, u64)>, usize) {
         let len = st.auto.blocks().len();
         let fresh = self.fresh_path(st, now, len);
         let max_age = self.max_age();
@@ -536,23 +673,38 @@ impl Parts<'_> {
             // The path's bounds were not used: the live units' bounds are all in `tail`.
             st.cut(self.units, 0);
         }
-        (live, next, tail)
+        (live, next, tail, fresh)
     }
 
-    /// Makes `[0, len)` of `st`'s units its path, touched at `now` (the touches it already
-    /// holds stay counted: stamped where the new touch does not cover them); `tail` holds the
-    /// bounds of the units past the current path.
-    fn retouch(&mut self, st: &mut StreamState, len: usize, now: u64, tail: Vec<(u64, u64)>) {
-        if now < st.touched_at {
-            stamp(self.units, st, 0..st.path);
+    /// Touches `[0, len)` of `st`'s units at `now`, making them part of its path (the touches
+    /// it already holds stay counted: stamped where the new touch does not cover them, kept
+    /// on the units past `len`); `tail` holds the bounds of the units from `from` on (at most
+    /// the path's length) up to `len`.
+    fn retouch(
+        &mut self,
+        st: &mut StreamState,
+        len: usize,
+        now: u64,
+        tail: Vec<(u64, u64)>,
+        from: usize,
+    ) {
+        if now < st.touched_at() {
+            // A clock behind the path's touches: they are stamped, and the path restarts.
+            for (range, t) in st.touched_spans(0) {
+                stamp(self.units, &st.auto.blocks()[range], t);
+            }
+            let keep = st.path.min(len);
+            st.touches.clear();
+            st.path = keep;
+            st.bounds.truncate(keep);
         }
-        st.cut(self.units, len);
-        let from = st.path;
-        for b in tail.into_iter().take(len.saturating_sub(from)) {
-            st.bounds.push(b);
+        debug_assert!(from <= st.path || len <= st.path);
+        if len > st.path {
+            let skip = st.path - from;
+            st.bounds
+                .extend(tail.into_iter().skip(skip).take(len - st.path));
         }
-        st.path = len;
-        st.touched_at = now;
+        st.touch_prefix(len, now);
     }
 
     /// Stores unit `i` of `st` (hash `h`), readable from `r`, at `now`: an unexpired entry is
@@ -560,29 +712,29 @@ impl Parts<'_> {
     /// anew. Returns the entry's bounds.
     fn write_one(&mut self, st: &StreamState, i: usize, r: u64, now: u64) -> (u64, u64) {
         let h = st.auto.blocks()[i];
-        let kept = match self.units.get(&h) {
-            Some(e) => self.unexpired(st, e, i, h, now).then_some(*e),
-            None => None,
+        let anew = Entry {
+            visible_at: r,
+            written_at: r,
+            last_used: r,
         };
-        let e = match kept {
-            Some(mut e) => {
-                e.visible_at = e.visible_at.min(r);
-                e.last_used = e.last_used.max(now);
-                e
+        // One probe for a missing or an unexpired entry; an expired one is written anew below.
+        match self.units.entry(h) {
+            Slot::Vacant(v) => {
+                v.insert(anew);
+                return (r, r);
             }
-            None => {
-                if self.units.contains_key(&h) {
-                    self.cut_others(st, i, h);
-                }
-                Entry {
-                    visible_at: r,
-                    written_at: r,
-                    last_used: r,
+            Slot::Occupied(mut o) => {
+                let e = o.get_mut();
+                if unexpired(self.config, self.streams, st, e, i, h, now) {
+                    e.visible_at = e.visible_at.min(r);
+                    e.last_used = e.last_used.max(now);
+                    return (e.written_at, e.visible_at);
                 }
             }
-        };
-        self.units.insert(h, e);
-        (e.written_at, e.visible_at)
+        }
+        self.cut_others(st, i, h);
+        self.units.insert(h, anew);
+        (r, r)
     }
 
     /// Stores the units of `st`'s cursor (the first `prompt_units` readable from `ready.0`, the
@@ -594,7 +746,7 @@ impl Parts<'_> {
         // A touch at `now` may stand for the entries' own stamps when it is the stream's
         // latest and written entries are not stamped later than `now` would say (they are
         // stamped `ready`); otherwise every entry is stamped itself.
-        let lazy = ready.0 >= now && ready.1 >= now && now >= st.touched_at;
+        let lazy = ready.0 >= now && ready.1 >= now && now >= st.touched_at();
         if !lazy {
             st.cut(self.units, 0);
         }
@@ -604,16 +756,23 @@ impl Parts<'_> {
         let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
         let mut i = 0;
         while let Some(f) = st.bounds.first_from(i, &look).filter(|&f| f < fresh) {
-            let b = self.write_one(st, f, at(f), now);
-            st.bounds.set(f, b);
-            i = f + 1;
+            // Entries written together age together: take the run of them from `f` in one
+            // walk of the leaves, joining the nodes above it once.
+            let mut j = f;
+            while j < fresh && look(st.bounds.leaf(j)) {
+                let b = self.write_one(st, j, at(j), now);
+                st.bounds.set_leaf(j, b);
+                j += 1;
+            }
+            st.bounds.rejoin(f, j);
+            i = j;
         }
         let tail: Vec<(u64, u64)> = (fresh..len)
             .map(|i| self.write_one(st, i, at(i), now))
             .collect();
         if lazy {
             st.cut(self.units, fresh);
-            self.retouch(st, len, now, tail);
+            self.retouch(st, len, now, tail, fresh);
         }
     }
 }

@@ -44,8 +44,147 @@ struct Sub {
     requests: Vec<serde_json::Value>,
 }
 
-/// Parses one kv-cache-tester trace.
+/// A kv-cache-tester file read in one pass, straight into typed fields (no `serde_json::Value`
+/// tree): the fields the slow path requires are optional here, and any missing one, or any
+/// error at all, sends the file to [`parse`], which reports it as before.
+#[derive(Deserialize)]
+struct FastFile {
+    id: Option<String>,
+    block_size: Option<u64>,
+    #[serde(default)]
+    tool_tokens: u64,
+    #[serde(default)]
+    system_tokens: u64,
+    requests: Vec<FastEntry>,
+}
+
+/// A request or a subagent entry (`type` says which). The fast path may only be stricter than
+/// the slow one, never more lenient: a field is typed as [`Req`] types it, required ones are
+/// optional here (missing: the slow path reports it), and a field only a subagent reads is kept
+/// as a value (`Some(null)` when present but null) and checked as [`Sub`] would.
+#[derive(Deserialize)]
+struct FastEntry {
+    #[serde(rename = "type", default, deserialize_with = "present")]
+    kind: Option<serde_json::Value>,
+    t: Option<f64>,
+    #[serde(default)]
+    model: String,
+    #[serde(rename = "in")]
+    input: Option<u64>,
+    out: Option<u64>,
+    hash_ids: Option<Vec<u64>>,
+    #[serde(default)]
+    api_time: f64,
+    #[serde(default)]
+    think_time: f64,
+    ttft: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    agent_id: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    tool_tokens: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    system_tokens: Option<serde_json::Value>,
+    requests: Option<Vec<FastEntry>>,
+}
+
+/// A field that is present, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+/// A subagent's `tool_tokens` / `system_tokens` as [`Sub`] reads them (absent: 0); `None` when
+/// [`Sub`] would reject it.
+fn sub_tokens(v: Option<serde_json::Value>) -> Option<u64> {
+    match v {
+        None => Some(0),
+        Some(v) => v.as_u64(),
+    }
+}
+
+impl FastEntry {
+    /// The entry as a plain request, if it has what [`Req`] requires.
+    fn req(self) -> Option<Req> {
+        Some(Req {
+            t: self.t?,
+            model: self.model,
+            input: self.input?,
+            out: self.out?,
+            hash_ids: self.hash_ids?,
+            api_time: self.api_time,
+            think_time: self.think_time,
+            ttft: self.ttft,
+        })
+    }
+
+    /// `type` is the string `subagent`.
+    fn is_subagent(&self) -> bool {
+        matches!(&self.kind, Some(serde_json::Value::String(k)) if k == "subagent")
+    }
+}
+
+/// The file read by [`FastFile`]; `None` sends it to the slow path (which reports the error or
+/// reads the same trace).
+fn parse_fast(file: &Path, text: &str) -> Option<Result<Trace, TraceError>> {
+    let h: FastFile = serde_json::from_str(text).ok()?;
+    let block_size = h.block_size.unwrap_or(64).max(1);
+    let mut main = TraceStream {
+        name: "main".into(),
+        tool_tokens: h.tool_tokens,
+        system_tokens: h.system_tokens,
+        requests: Vec::new(),
+    };
+    let mut subs = Vec::new();
+    for (index, e) in h.requests.into_iter().enumerate() {
+        if e.is_subagent() {
+            let agent_id = match e.agent_id {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(a)) => Some(a),
+                Some(_) => return None,
+            };
+            let offset = secs_to_ms(e.t?);
+            let mut stream = TraceStream {
+                name: agent_id.unwrap_or_else(|| format!("subagent{}", subs.len() + 1)),
+                tool_tokens: sub_tokens(e.tool_tokens)?,
+                system_tokens: sub_tokens(e.system_tokens)?,
+                requests: Vec::new(),
+            };
+            for sub in e.requests? {
+                match request(sub.req()?, offset, block_size, file, index) {
+                    Ok(r) => stream.requests.push(r),
+                    Err(err) => return Some(Err(err)),
+                }
+            }
+            subs.push(stream);
+        } else {
+            match request(e.req()?, 0, block_size, file, index) {
+                Ok(r) => main.requests.push(r),
+                Err(err) => return Some(Err(err)),
+            }
+        }
+    }
+    let id = h.id.unwrap_or_else(|| stem(file));
+    let mut streams = vec![main];
+    streams.extend(subs);
+    Some(Ok(Trace {
+        id,
+        file: file.to_path_buf(),
+        kind: TraceKind::KvCacheTester,
+        block_size,
+        streams,
+    }))
+}
+
+/// Parses one kv-cache-tester trace, in one pass when it is well formed.
 pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
+    if let Some(r) = parse_fast(file, text) {
+        return r;
+    }
+    parse_slow(file, text)
+}
+
+/// Parses one kv-cache-tester trace through `serde_json::Value`, naming the request of any
+/// error.
+pub(super) fn parse_slow(file: &Path, text: &str) -> Result<Trace, TraceError> {
     let h: Header = serde_json::from_str(text).map_err(|e| TraceError::Format {
         file: file.to_path_buf(),
         detail: e.to_string(),
@@ -66,7 +205,7 @@ pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
             hint,
         };
         if v.get("type").and_then(|t| t.as_str()) == Some("subagent") {
-            let s: Sub = serde_json::from_value(v.clone())
+            let s = Sub::deserialize(v)
                 .map_err(|e| bad(e, "a subagent entry needs `t` and `requests`"))?;
             let offset = secs_to_ms(s.t);
             let mut stream = TraceStream {
@@ -78,14 +217,14 @@ pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
                 requests: Vec::new(),
             };
             for sv in &s.requests {
-                let r: Req = serde_json::from_value(sv.clone()).map_err(|e| bad(e, REQ_HINT))?;
+                let r = Req::deserialize(sv).map_err(|e| bad(e, REQ_HINT))?;
                 stream
                     .requests
                     .push(request(r, offset, block_size, file, index)?);
             }
             subs.push(stream);
         } else {
-            let r: Req = serde_json::from_value(v.clone()).map_err(|e| bad(e, REQ_HINT))?;
+            let r = Req::deserialize(v).map_err(|e| bad(e, REQ_HINT))?;
             main.requests.push(request(r, 0, block_size, file, index)?);
         }
     }
@@ -138,4 +277,10 @@ pub(super) fn stem(file: &Path) -> String {
     file.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// [`parse`] of a file that reads as a well-formed kv-cache-tester trace in one pass; `None`
+/// for anything else (another format, or an error to report).
+pub(super) fn parse_if_well_formed(file: &Path, text: &str) -> Option<Result<Trace, TraceError>> {
+    parse_fast(file, text)
 }

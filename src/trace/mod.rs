@@ -139,11 +139,22 @@ pub fn read_as(file: &Path, kind: Option<TraceKind>) -> Result<Trace, TraceError
     }
     let first = text.trim_start();
     let is_object = first.starts_with('{');
+    // A well-formed kv-cache-tester file is read in one pass; anything else is told apart below
+    // (and a kv-cache-tester file with an error is read again to name the request at fault).
+    if is_object {
+        if let Some(trace) = kvct::parse_if_well_formed(file, &text) {
+            return trace;
+        }
+    }
     // A single JSON object with `requests` is kv-cache-tester; anything line-shaped is Mooncake.
-    if is_object && serde_json::from_str::<serde_json::Value>(first).is_ok() {
-        let v: serde_json::Value = serde_json::from_str(first).unwrap_or_default();
+    let whole = if is_object {
+        serde_json::from_str::<serde_json::Value>(first).ok()
+    } else {
+        None
+    };
+    if let Some(v) = whole {
         if v.get("requests").is_some() {
-            return kvct::parse(file, &text);
+            return kvct::parse_slow(file, &text);
         }
         if v.get("hash_ids").is_none() {
             return Err(TraceError::Format {
