@@ -231,11 +231,16 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
     let replays = specs.len() + specs.iter().filter(|s| is_engine(&s.name)).count();
     let bar = progress(&args, (replays * ctx.traces.len()) as u64);
     for spec in &specs {
-        let (per, all) = ctx.totals(spec, &bar)?;
-        let unbounded = if is_engine(&spec.name) {
-            Some(ctx.totals(&spec.clone().with_kv_blocks(None), &bar)?)
+        // An engine's pool and its unbounded twin are independent replays: one per core.
+        let ((per, all), unbounded) = if is_engine(&spec.name) {
+            let unbounded_spec = spec.clone().with_kv_blocks(None);
+            let (bounded, unbounded) = rayon::join(
+                || ctx.totals(spec, &bar),
+                || ctx.totals(&unbounded_spec, &bar),
+            );
+            (bounded?, Some(unbounded?))
         } else {
-            None
+            (ctx.totals(spec, &bar)?, None)
         };
         rows.push(Row {
             cache: spec.name.clone(),
