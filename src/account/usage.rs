@@ -256,7 +256,8 @@ pub fn read_codex(path: &Path) -> Result<Transcript, String> {
         let wanted = token_count.find(&line).is_some()
             || turn_context.find(&line).is_some()
             || (first_at.is_none() && response_item.find(&line).is_some());
-        if !wanted {
+        // A line that is not UTF-8 is skipped whole, as the importer skips it.
+        if !wanted || std::str::from_utf8(&line).is_err() {
             continue;
         }
         let Ok(r) = serde_json::from_slice::<CodexRecord<'_>>(&line) else {
