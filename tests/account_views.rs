@@ -569,7 +569,11 @@ fn the_streaming_rollout_reader_follows_the_importer_on_corner_cases() {
     };
     let t0 = 1_767_225_600_000u64;
     let want = vec![
-        format!("turn-1 line 6 at {} gpt-5 {:?}", t0 + 3_000, usage(1000, 0, 10)),
+        format!(
+            "turn-1 line 6 at {} gpt-5 {:?}",
+            t0 + 3_000,
+            usage(1000, 0, 10)
+        ),
         format!(
             "turn-2 line 13 at {} gpt-5-codex {:?}",
             t0 + 9_000,

@@ -343,15 +343,7 @@ fn replay_one(
         if let Some((_, run)) = done.iter().find(|(k, _)| *k == run_key) {
             return Ok(run.clone());
         }
-        let run = recordings[at].run(
-            p,
-            s,
-            cache,
-            env,
-            leading,
-            opts.break_threshold,
-            detail,
-        )?;
+        let run = recordings[at].run(p, s, cache, env, leading, opts.break_threshold, detail)?;
         done.push((run_key, run.clone()));
         Ok::<_, String>(run)
     };

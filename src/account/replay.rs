@@ -184,8 +184,7 @@ pub fn record(
             stream: stream_name(imp),
             sent: Vec::new(),
         };
-        let replay =
-            engine::replay(session, strategy, &mut rec, env).map_err(|e| e.to_string())?;
+        let replay = engine::replay(session, strategy, &mut rec, env).map_err(|e| e.to_string())?;
         // A request's `index` is the number of rows before it; an unlogged request (sent and
         // cached, no row) shares it with the request after it. So a request has a row when no
         // later one has its index and that row exists.
@@ -211,8 +210,7 @@ pub fn record(
                     at
                 }
                 (_, None) => {
-                    let move_by =
-                        |t: u64| (i128::from(t) + shift).clamp(0, u64::MAX.into()) as u64;
+                    let move_by = |t: u64| (i128::from(t) + shift).clamp(0, u64::MAX.into()) as u64;
                     SendTime {
                         sent_ms: move_by(request.sent_at_ms),
                         visible_ms: move_by(visible),
@@ -316,10 +314,7 @@ impl Recorded {
                 let broke = previous_prompt.is_some_and(|prev| o.cached_tokens < prev);
                 previous_prompt = Some(o.prompt_tokens);
                 match kind {
-                    Kind::Reply => answers.push(Answer {
-                        outcome: o,
-                        broke,
-                    }),
+                    Kind::Reply => answers.push(Answer { outcome: o, broke }),
                     Kind::Ping => {
                         out.pings += 1;
                         out.ping_cost.add(&Counters::priced(
