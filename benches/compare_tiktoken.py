@@ -4,7 +4,11 @@ benchmark corpus.
 
 Usage (from the repository root):
     pip install tiktoken
-    python3 benches/compare_tiktoken.py [MB_EACH]
+    python3 benches/compare_tiktoken.py [MB_EACH] [--features FEATURES] [--no-default-features]
+
+The cargo flags pick plancache's backend for the Rust side (`--no-default-features --features
+tiktoken` for tiktoken-rs, `--features fast-bpe` for bpe-openai); the "plancache" column names
+the backend that ran.
 
 Runs offline: Python's tiktoken would download its rank files on first use, so this script points
 TIKTOKEN_CACHE_DIR at a folder holding the rank files that tiktoken-rs ships in its crate (found
@@ -37,7 +41,16 @@ def rank_files_dir():
 
 
 def main():
-    mb = sys.argv[1] if len(sys.argv) > 1 else "1"
+    args = sys.argv[1:]
+    cargo_flags = []
+    while "--features" in args:
+        i = args.index("--features")
+        cargo_flags += args[i : i + 2]
+        del args[i : i + 2]
+    if "--no-default-features" in args:
+        args.remove("--no-default-features")
+        cargo_flags.append("--no-default-features")
+    mb = args[0] if args else "1"
     work = tempfile.mkdtemp(prefix="plancache-tok-")
     cache = os.path.join(work, "tiktoken-cache")
     os.makedirs(cache)
@@ -50,14 +63,19 @@ def main():
 
     corpus = os.path.join(work, "corpus")
     rust = subprocess.check_output(
-        ["cargo", "run", "--quiet", "--release", "--example", "write_corpus", "--", corpus, mb],
+        ["cargo", "run", "--quiet", "--release", *cargo_flags, "--example", "write_corpus", "--",
+         corpus, mb],
         text=True,
     )
     rust_rates = {}
+    backend = "?"
     for line in rust.splitlines():
         # rust <library> <enc> <part>: <n> tokens, <rate> MB/s [(backend)]
         words = line.replace(":", "").replace(",", "").split()
         rust_rates[(words[1], words[2], words[3])] = (int(words[4]), float(words[6]))
+        if words[1] == "plancache" and len(words) > 8:
+            backend = words[8].strip("()")
+    print(f"plancache backend: {backend}; python tiktoken {tiktoken.__version__}")
     print(
         f"{'encoding':<12} {'part':<6} {'tokens':>9} {'python MB/s':>12} {'tiktoken-rs':>12}"
         f" {'plancache':>10} {'tiktoken-rs/py':>15} {'plancache/py':>13}"

@@ -702,3 +702,57 @@ fn account_predictions_never_read_the_billed_cache_counters() {
     };
     assert_eq!(whatif(&a), whatif(&b));
 }
+
+/// Settings whose recordings are equal are replayed once and their figures reused (the what-if
+/// grid renders each strategy and keep-alive once, and replays a recording equal to an earlier
+/// one only once per TTL and leading block): every row of a grid run must equal the same
+/// setting run alone, where nothing is shared but the harness row.
+#[test]
+fn what_if_rows_equal_each_setting_run_alone() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = folder(
+        tmp.path(),
+        &["plan_mode.jsonl", "sidechains.jsonl", "codex_rollout.jsonl"],
+        3,
+        Duration::from_secs(240),
+    );
+    let ka = account::whatif::parse_keepalive("4m30s", Duration::from_secs(3600)).unwrap();
+    let mut grid = Vec::new();
+    for strategy in ["masked", "permission-mode", "toolset-swap"] {
+        for ttl in [
+            plancache::prompt::Ttl::FiveMinutes,
+            plancache::prompt::Ttl::OneHour,
+        ] {
+            for keepalive in [None, ka] {
+                grid.push(replay::Setting {
+                    strategy: strategy.into(),
+                    ttl: Some(ttl),
+                    keepalive,
+                });
+            }
+        }
+    }
+    let run = |whatif: Vec<replay::Setting>| {
+        let opts = AccountOptions {
+            whatif,
+            ..AccountOptions::default()
+        };
+        account::run(&sessions, &opts, &env(), &indicatif::ProgressBar::hidden()).unwrap()
+    };
+    let all = run(grid.clone());
+    assert!(all.failures.is_empty() && all.whatif_excluded.is_empty());
+    assert_eq!(all.whatif.len(), 13);
+    for (k, setting) in grid.into_iter().enumerate() {
+        let alone = run(vec![setting]);
+        assert_eq!(
+            alone.whatif[1],
+            all.whatif[k + 1],
+            "{}",
+            all.whatif[k + 1].setting.label()
+        );
+    }
+    // The grid is not trivial: masked renders these sessions as permission-mode does (the rows
+    // are equal), toolset-swap does not.
+    assert_eq!(all.whatif[1].predicted, all.whatif[5].predicted);
+    assert_ne!(all.whatif[1].predicted, all.whatif[9].predicted);
+}

@@ -475,3 +475,111 @@ fn the_streaming_usage_reader_bills_what_the_importer_bills() {
     }
     assert!(checked >= 15, "{checked} sessions compared");
 }
+
+/// The billed requests of a Codex transcript, everything the bill and the timeline use.
+fn codex_key(t: &plancache::import::Transcript) -> Vec<String> {
+    t.streams
+        .iter()
+        .flat_map(|st| st.requests())
+        .map(|r| {
+            format!(
+                "{} line {} at {} {} {:?}",
+                r.request_id, r.line, r.first_at_ms, r.model, r.usage
+            )
+        })
+        .collect()
+}
+
+/// `--billed-only` reads Codex rollouts with a streaming reader too (only `token_count`,
+/// `turn_context` and the first reply item of each request are parsed): on every bundled
+/// rollout it gives the importer's requests exactly (id, line, time, model, usage), and the
+/// session's project from its working folder.
+#[test]
+fn the_streaming_rollout_reader_bills_what_the_importer_bills() {
+    use plancache::account::load;
+    use plancache::import::discover;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut checked = 0;
+    for dir in ["real/codex", "transcripts"] {
+        for s in discover::discover(&root.join(dir)).expect("discovers") {
+            if s.kind != discover::TranscriptKind::Codex {
+                continue;
+            }
+            let (Ok(full), Ok(fast)) = (load::load(&s), load::load_billed(&s)) else {
+                continue;
+            };
+            let requests = codex_key(&full.transcript);
+            assert!(!requests.is_empty(), "{}", s.label());
+            assert_eq!(requests, codex_key(&fast.transcript), "{}", s.label());
+            assert_eq!(full.files.project, fast.files.project);
+            assert_eq!(full.bytes, fast.bytes);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 7, "{checked} rollouts compared");
+}
+
+/// The corner cases of the rollout reader, beside the importer on one hand-made rollout:
+/// a doubled `token_count` (same running total: one request), a `token_count` whose
+/// `last_token_usage` is null (no request, but its total is remembered), a tool output (not a
+/// reply item: does not time the request), a line that only mentions `token_count` in its
+/// text, a broken line, and a model switch.
+#[test]
+fn the_streaming_rollout_reader_follows_the_importer_on_corner_cases() {
+    use plancache::account::usage;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rollout-2026-01-01T00-00-00-x.jsonl");
+    let tc = |t: &str, last: &str, total: &str| {
+        format!(
+            r#"{{"timestamp":"{t}","type":"event_msg","payload":{{"type":"token_count","info":{{"last_token_usage":{last},"total_token_usage":{total}}}}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"cwd":"/home/u/r"}}"#.to_string(),
+        r#"{"timestamp":"2026-01-01T00:00:01Z","type":"turn_context","payload":{"model":"gpt-5"}}"#.into(),
+        r#"{"timestamp":"2026-01-01T00:00:02Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"say token_count"}]}}"#.into(),
+        r#"{"timestamp":"2026-01-01T00:00:03Z","type":"response_item","payload":{"type":"reasoning"}}"#.into(),
+        r#"{"timestamp":"2026-01-01T00:00:04Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}}"#.into(),
+        tc("2026-01-01T00:00:05Z", r#"{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":10}"#, r#"{"input_tokens":1000,"output_tokens":10}"#),
+        tc("2026-01-01T00:00:05Z", r#"{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":10}"#, r#"{"input_tokens":1000,"output_tokens":10}"#),
+        r#"{"timestamp":"2026-01-01T00:00:06Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"token_count"}}"#.into(),
+        "{not json token_count".into(),
+        tc("2026-01-01T00:00:07Z", "null", r#"{"input_tokens":2100,"output_tokens":20}"#),
+        r#"{"timestamp":"2026-01-01T00:00:08Z","type":"turn_context","payload":{"model":"gpt-5-codex"}}"#.into(),
+        r#"{"timestamp":"2026-01-01T00:00:09Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]}}"#.into(),
+        tc("2026-01-01T00:00:10Z", r#"{"input_tokens":1100,"cached_input_tokens":1024,"output_tokens":10}"#, r#"{"input_tokens":3200,"cached_input_tokens":1024,"output_tokens":30}"#),
+        tc("2026-01-01T00:00:11Z", r#"{"input_tokens":1200,"cached_input_tokens":1024,"output_tokens":5}"#, r#"{"input_tokens":3200,"cached_input_tokens":2048,"output_tokens":30}"#),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let full = plancache::import::Harness::Codex.read(&path).unwrap();
+    let fast = usage::read_codex(&path).unwrap();
+    // Request 1: timed by the reasoning item (00:00:03), model gpt-5, 1,000 uncached. The
+    // doubled event and the null-usage event add none. Request 2 (line 13): timed by the
+    // assistant message at 00:00:09 (the tool output at 00:00:06 is no reply item), model
+    // gpt-5-codex, 1,100 input of which 1,024 cached. The last event differs from it only in
+    // cache counts: a copy.
+    let usage = |input, read, output| plancache::import::Usage {
+        input_tokens: input,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: read,
+        creation_5m: None,
+        creation_1h: None,
+        output_tokens: output,
+        reasoning_tokens: 0,
+    };
+    let t0 = 1_767_225_600_000u64;
+    let want = vec![
+        format!(
+            "turn-1 line 6 at {} gpt-5 {:?}",
+            t0 + 3_000,
+            usage(1000, 0, 10)
+        ),
+        format!(
+            "turn-2 line 13 at {} gpt-5-codex {:?}",
+            t0 + 9_000,
+            usage(76, 1024, 10)
+        ),
+    ];
+    assert_eq!(codex_key(&full), want);
+    assert_eq!(codex_key(&fast), want);
+}

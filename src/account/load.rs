@@ -99,16 +99,32 @@ pub fn project_label(cwd: &str) -> String {
 
 /// The session's billed requests only (`--billed-only`): Claude Code files through the
 /// streaming usage reader ([`super::usage`]), subagent files as streams named after their file
-/// (as [`read_session`] names them); Codex rollouts through the importer.
+/// (as [`read_session`] names them); Codex rollouts through the streaming rollout reader
+/// ([`super::usage::read_codex`]).
 pub fn load_billed(files: &SessionFiles) -> Result<LoadedSession, String> {
-    if files.kind == crate::import::Harness::Codex {
-        return load(files);
-    }
     let bytes = files
         .files()
         .iter()
         .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
         .sum();
+    if files.kind == crate::import::Harness::Codex {
+        let mut files = files.clone();
+        let mut t = match files.main.as_deref() {
+            Some(m) => {
+                if let Some(p) = codex_project(m) {
+                    files.project = p;
+                }
+                super::usage::read_codex(m)?
+            }
+            None => Transcript::default(),
+        };
+        t.name = files.session_id.clone();
+        return Ok(LoadedSession {
+            files,
+            transcript: t,
+            bytes,
+        });
+    }
     let mut t = match &files.main {
         Some(m) => super::usage::read(m)?,
         None => Transcript::default(),

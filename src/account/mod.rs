@@ -296,45 +296,64 @@ fn replay_one(
         TranscriptKind::Codex => "openai",
     };
     // Sessions with keep-alive pings, built once per keep-alive (the what-if grid repeats each
-    // one under every strategy and TTL).
+    // one under every strategy and TTL); recordings once per strategy and keep-alive (a TTL
+    // only changes the cache), and a recording equal to an earlier one replaced by it; replays
+    // once per recording, TTL and leading block (equal inputs give equal outcomes).
     let mut pinged: Vec<(replay::Keepalive, Vec<crate::scenario::Session>)> = Vec::new();
-    let mut run_one = |p: &replay::Prepared, s: &Setting| {
+    let mut recordings: Vec<replay::Recorded> = Vec::new();
+    let mut recorded: Vec<((String, Option<replay::Keepalive>), usize)> = Vec::new();
+    type RunKey = (usize, Option<Ttl>, replay::LeadingBlock, bool);
+    let mut done: Vec<(RunKey, replay::SessionRun)> = Vec::new();
+    let mut run_one = |p: &replay::Prepared, s: &Setting, detail: bool| {
         let strat = strategy::parse_list(&s.strategy)?
             .into_iter()
             .next()
             .ok_or("no strategy given")?;
-        let built = &mut pinged;
-        let sessions = match s.keepalive {
-            None => None,
-            Some(ka) => {
-                let at = match built.iter().position(|(k, _)| *k == ka) {
-                    Some(at) => at,
-                    None => {
-                        built.push((ka, replay::keepalive_sessions(p, ka)?));
-                        built.len() - 1
+        let key = (s.strategy.clone(), s.keepalive);
+        let at = match recorded.iter().find(|(k, _)| *k == key) {
+            Some(&(_, at)) => at,
+            None => {
+                let sessions = match s.keepalive {
+                    None => None,
+                    Some(ka) => {
+                        let at = match pinged.iter().position(|(k, _)| *k == ka) {
+                            Some(at) => at,
+                            None => {
+                                pinged.push((ka, replay::keepalive_sessions(p, ka)?));
+                                pinged.len() - 1
+                            }
+                        };
+                        Some(pinged[at].1.as_slice())
                     }
                 };
-                Some(built[at].1.as_slice())
+                let r = replay::record(p, sessions, strat.as_ref(), env)?;
+                let at = match recordings.iter().position(|o| o.same_as(&r)) {
+                    Some(at) => at,
+                    None => {
+                        recordings.push(r);
+                        recordings.len() - 1
+                    }
+                };
+                recorded.push((key, at));
+                at
             }
         };
-        replay::replay(
-            p,
-            sessions,
-            s,
-            strat.as_ref(),
-            cache,
-            env,
-            placed.leading(s.ttl, i),
-            opts.break_threshold,
-        )
+        let leading = placed.leading(s.ttl, i);
+        let run_key = (at, s.ttl, leading, detail);
+        if let Some((_, run)) = done.iter().find(|(k, _)| *k == run_key) {
+            return Ok(run.clone());
+        }
+        let run = recordings[at].run(p, s, cache, env, leading, opts.break_threshold, detail)?;
+        done.push((run_key, run.clone()));
+        Ok::<_, String>(run)
     };
     let harness = harness_setting(opts);
     let p = replay::prepare(&l.transcript, env, tokenizer)?;
-    let own = run_one(&p, &harness)?;
+    let own = run_one(&p, &harness, true)?;
     let others = opts
         .whatif
         .iter()
-        .map(|s| run_one(&p, s).map_err(|e| format!("under {}: {e}", s.label())))
+        .map(|s| run_one(&p, s, false).map_err(|e| format!("under {}: {e}", s.label())))
         .collect::<Result<Vec<_>, String>>();
     let requests = own.requests.clone();
     Ok((

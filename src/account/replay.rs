@@ -1,18 +1,20 @@
 //! Replaying one session of the account under one setting (strategy, TTL, keep-alive), the way
-//! `validate` replays a transcript: every stream in start order against one cache instance with
-//! the harness's breakpoint layout and TTLs, plus the account's leading block when the timeline
-//! says it is alive.
+//! `validate` replays a transcript: every stream's requests on one cache instance and one clock
+//! ([`crate::engine::schedule`]), in send order across streams at their recorded times, with the
+//! harness's breakpoint layout and TTLs, plus the account's leading block when the timeline says
+//! it is alive.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::figures::{Counters, RequestFigures};
-use crate::cache::{self, CacheModel, PriceTable};
-use crate::engine::schedule::leading_block;
+use crate::cache::{self, CacheModel, CacheOutcome, PriceTable};
+use crate::engine::schedule::{leading_block, Schedule, Timed};
 use crate::engine::{self, ReplayEnv};
-use crate::import::{ImportOptions, ImportedScenario, Transcript};
-use crate::metrics::RequestRow;
-use crate::prompt::{Tokenizer, Ttl};
+use crate::import::scenario::SendTime;
+use crate::import::{ImportOptions, ImportedScenario, StreamKind, Transcript};
+use crate::metrics::RequestKind;
+use crate::prompt::{Request, Segment, Tokenizer, Ttl};
 use crate::scenario::{Scenario, Session, Step, WaitDuration};
 use crate::strategy::Strategy;
 
@@ -97,7 +99,7 @@ pub fn keepalive_sessions(p: &Prepared, ka: Keepalive) -> Result<Vec<Session>, S
 
 /// Replays every stream of `p` under `setting`, the leading block as the timeline placed it.
 /// `pinged`: the streams' sessions with `setting`'s keep-alive ([`keepalive_sessions`]), when it
-/// has one; `None` builds them here.
+/// has one; `None` builds them here. The same as [`record`] then [`Recorded::run`].
 #[allow(clippy::too_many_arguments)]
 pub fn replay(
     p: &Prepared,
@@ -115,73 +117,232 @@ pub fn replay(
             built = keepalive_sessions(p, ka)?;
             Some(built.as_slice())
         }
-        (_, pinged) => pinged,
+        (Some(_), pinged) => pinged,
+        (None, _) => None,
     };
-    let mut config = p.config.clone();
-    config.anthropic.prefix_kept_warm = leading == LeadingBlock::KeptWarm;
-    if let Some(ttl) = setting.ttl {
-        config.anthropic.message_ttl = ttl;
-        config.anthropic.system_ttl = ttl;
-    }
-    let mut cache = cache::build_with(cache_name, &env.prices, &config)?;
-    let mut out = SessionRun::default();
-    for (k, (imp, session)) in p.imported.iter().zip(&p.sessions).enumerate() {
-        if k == 0 && leading != LeadingBlock::Cold {
-            let req = leading_block(session, strategy);
-            let outcome = cache.lookup(&req);
-            cache.store(&req, &outcome, 0, 0);
-        }
-        let rows = match (setting.keepalive, pinged) {
-            (Some(_), Some(pinged)) => run(&pinged[k], strategy, cache.as_mut(), env)?,
-            _ => run(session, strategy, cache.as_mut(), env)?,
-        };
-        // Keep-alive pings are priced apart; the assistant steps pair up with the recorded
-        // requests. A compaction's summarisation request (imported scenarios send it, unlogged)
-        // is neither: the recorded usage does not hold it either.
-        let (rows, extra): (Vec<RequestRow>, Vec<RequestRow>) =
-            rows.into_iter().partition(RequestRow::is_reply);
-        let extra: Vec<RequestRow> = extra
-            .into_iter()
-            .filter(|r| r.kind == crate::metrics::RequestKind::Keepalive)
-            .collect();
-        let out_price = env
-            .prices
-            .get(&imp.scenario.model)
-            .map_or(0.0, |m| m.output)
-            / 1e6;
-        for row in &extra {
-            out.pings += 1;
-            out.ping_cost.add(&Counters::priced(
-                &env.prices,
-                &imp.scenario.model,
-                row.prompt_tokens,
-                row.input_tokens,
-                row.cache_creation_5m_tokens,
-                row.cache_creation_1h_tokens,
-                row.cache_read_input_tokens,
-            ));
-            out.ping_output_usd += row.output_tokens as f64 * out_price;
-        }
-        out.requests.extend(figures(
-            imp,
-            &rows,
-            &env.prices,
-            break_threshold,
-            p.origin_ms,
-        ));
-    }
-    Ok(out)
+    record(p, pinged, strategy, env)?.run(
+        p,
+        setting,
+        cache_name,
+        env,
+        leading,
+        break_threshold,
+        true,
+    )
 }
 
-fn run(
-    session: &Session,
+/// What a replayed request stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An assistant step: a recorded request.
+    Reply,
+    /// A keep-alive ping (priced apart).
+    Ping,
+    /// A compaction's summarisation request or an unlogged request (an away summary, a
+    /// retried attempt): sent and cached, but the recorded usage does not hold it.
+    Other,
+}
+
+impl Kind {
+    fn of(kind: RequestKind) -> Kind {
+        match kind {
+            RequestKind::Reply => Kind::Reply,
+            RequestKind::Keepalive => Kind::Ping,
+            RequestKind::Compaction => Kind::Other,
+        }
+    }
+}
+
+/// The requests every stream of a session sends under one strategy and keep-alive, placed on
+/// the session's clock: what the cache sees, whatever its TTL. Settings that differ only by TTL
+/// replay one recording.
+pub struct Recorded {
+    /// Every stream's requests at their times, pushed stream by stream (in `Prepared` order).
+    schedule: Schedule,
+    /// The leading block as the strategy renders it (written first when the timeline says an
+    /// earlier session left it).
+    leading: Option<Request>,
+    /// Per stream: each request's kind and output tokens, in push order.
+    streams: Vec<Vec<(Kind, u64)>>,
+}
+
+/// Renders every stream of `p` (`pinged`: the sessions with keep-alive pings, when the setting
+/// has them) by the engine against a recorder (the requests the strategy sends, no cache), and
+/// places them at their recorded times (send, first token, finish), as `validate` does. A
+/// keep-alive ping, which the transcript does not hold, keeps the engine's distance from the end
+/// of its stream's previous request.
+pub fn record(
+    p: &Prepared,
+    pinged: Option<&[Session]>,
     strategy: &dyn Strategy,
-    cache: &mut dyn CacheModel,
     env: &ReplayEnv,
-) -> Result<Vec<RequestRow>, String> {
-    engine::replay(session, strategy, cache, env)
-        .map(|r| r.rows)
-        .map_err(|e| e.to_string())
+) -> Result<Recorded, String> {
+    let mut schedule = Schedule::new();
+    let mut streams = Vec::with_capacity(p.imported.len());
+    for (k, (imp, session)) in p.imported.iter().zip(&p.sessions).enumerate() {
+        let session = pinged.map_or(session, |pinged| &pinged[k]);
+        let mut rec = Recorder {
+            stream: stream_name(imp),
+            sent: Vec::new(),
+        };
+        let replay = engine::replay(session, strategy, &mut rec, env).map_err(|e| e.to_string())?;
+        // A request's `index` is the number of rows before it; an unlogged request (sent and
+        // cached, no row) shares it with the request after it. So a request has a row when no
+        // later one has its index and that row exists.
+        let index: Vec<usize> = rec.sent.iter().map(|(r, _, _)| r.index).collect();
+        let kinds: Vec<Kind> = (0..index.len())
+            .map(|j| {
+                let i = index[j];
+                let last = index.get(j + 1).is_none_or(|&n| n != i);
+                match replay.rows.get(i) {
+                    Some(row) if last => Kind::of(row.kind),
+                    _ => Kind::Other,
+                }
+            })
+            .collect();
+        let mut timeline = imp.timeline.iter().peekable();
+        // Recorded minus replayed finish of the stream's latest request.
+        let mut shift: i128 = 0;
+        let mut placed = Vec::with_capacity(rec.sent.len());
+        for (kind, (mut request, visible, finished)) in kinds.into_iter().zip(rec.sent) {
+            let at = match (kind, timeline.next_if(|_| kind != Kind::Ping)) {
+                (_, Some(&at)) => {
+                    shift = i128::from(at.finished_ms) - i128::from(finished);
+                    at
+                }
+                (_, None) => {
+                    let move_by = |t: u64| (i128::from(t) + shift).clamp(0, u64::MAX.into()) as u64;
+                    SendTime {
+                        sent_ms: move_by(request.sent_at_ms),
+                        visible_ms: move_by(visible),
+                        finished_ms: move_by(finished),
+                    }
+                }
+            };
+            request.sent_at_ms = at.sent_ms;
+            placed.push((kind, request.output_tokens));
+            schedule.push(Timed {
+                stream: k,
+                request,
+                sent_ms: at.sent_ms,
+                visible_ms: at.visible_ms,
+                finished_ms: at.finished_ms,
+            });
+        }
+        streams.push(placed);
+    }
+    let leading = p.sessions.first().map(|s| leading_block(s, strategy));
+    Ok(Recorded {
+        schedule,
+        leading,
+        streams,
+    })
+}
+
+impl Recorded {
+    /// Whether `other` sends the cache exactly what this recording sends (every field of every
+    /// request, its times and kind, and the leading block): then any cache gives both the same
+    /// outcomes, and a caller replays one of them (strategies that render an imported session
+    /// alike, such as `permission-mode` and `masked` on a session without plan mode).
+    pub fn same_as(&self, other: &Recorded) -> bool {
+        let (a, b) = (self.schedule.entries(), other.schedule.entries());
+        self.streams == other.streams
+            && a.len() == b.len()
+            && a.iter().zip(b).all(|(a, b)| {
+                (a.stream, a.sent_ms, a.visible_ms, a.finished_ms)
+                    == (b.stream, b.sent_ms, b.visible_ms, b.finished_ms)
+                    && same_request(&a.request, &b.request)
+            })
+            && match (&self.leading, &other.leading) {
+                (Some(a), Some(b)) => same_request(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+
+    /// Replays the recording on one cache instance of `setting`'s TTL (the keep-alive is the
+    /// recording's), in send order across streams ([`Schedule`]), so parallel agents read what
+    /// the others wrote; the leading block first when the timeline placed it.
+    /// `detail`: the per-request labels (stream, model, break reason) too; the what-if rows
+    /// only add the figures up.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &mut self,
+        p: &Prepared,
+        setting: &Setting,
+        cache_name: &str,
+        env: &ReplayEnv,
+        leading: LeadingBlock,
+        break_threshold: f64,
+        detail: bool,
+    ) -> Result<SessionRun, String> {
+        let mut config = p.config.clone();
+        config.anthropic.prefix_kept_warm = leading == LeadingBlock::KeptWarm;
+        // A what-if TTL is every stream's class: the streams listed with the class their
+        // harness wrote (each stream writes only its own) are set to it too.
+        if let Some(ttl) = setting.ttl {
+            let a = &mut config.anthropic;
+            a.message_ttl = ttl;
+            a.system_ttl = ttl;
+            a.subagent_message_ttl = Some(ttl);
+            a.stream_ttls.values_mut().for_each(|t| *t = ttl);
+        }
+        let mut cache = cache::build_with(cache_name, &env.prices, &config)?;
+        self.schedule.clear_prewarm();
+        if let (LeadingBlock::Warm | LeadingBlock::KeptWarm, Some(req)) = (leading, &self.leading) {
+            self.schedule.prewarm(0, req.clone());
+        }
+        let outcomes = self.schedule.run_ref(cache.as_mut());
+        let mut out = SessionRun::default();
+        let mut next = outcomes.iter();
+        for ((imp, stream), session) in p.imported.iter().zip(&self.streams).zip(&p.sessions) {
+            let model = &imp.scenario.model;
+            let out_price = env.prices.get(model).map_or(0.0, |m| m.output) / 1e6;
+            let mut answers = Vec::with_capacity(stream.len());
+            let mut previous_prompt: Option<u64> = None;
+            for (n, &(kind, output_tokens)) in stream.iter().enumerate() {
+                let o = next.next().ok_or("the schedule lost a request")?;
+                if let Some(why) = &o.rejected {
+                    return Err(format!(
+                        "{}: stream `{}`, request {}: {why}",
+                        session.path.display(),
+                        imp.stream,
+                        n + 1
+                    ));
+                }
+                // A break as the engine tells it: fewer tokens read than the stream's previous
+                // prompt (pings and compaction requests included), with the cache's reason.
+                let broke = previous_prompt.is_some_and(|prev| o.cached_tokens < prev);
+                previous_prompt = Some(o.prompt_tokens);
+                match kind {
+                    Kind::Reply => answers.push(Answer { outcome: o, broke }),
+                    Kind::Ping => {
+                        out.pings += 1;
+                        out.ping_cost.add(&Counters::priced(
+                            &env.prices,
+                            model,
+                            o.prompt_tokens,
+                            o.uncached_input_tokens,
+                            o.write_5m_tokens,
+                            o.write_1h_tokens,
+                            o.cached_tokens,
+                        ));
+                        out.ping_output_usd += output_tokens as f64 * out_price;
+                    }
+                    Kind::Other => {}
+                }
+            }
+            out.requests.extend(figures(
+                imp,
+                &answers,
+                &env.prices,
+                break_threshold,
+                p.origin_ms,
+                detail,
+            ));
+        }
+        Ok(out)
+    }
 }
 
 /// The scenario with keep-alive pings every `ka.every` on each wait; a wait longer than
@@ -205,25 +366,90 @@ pub fn with_keepalive(sc: &Scenario, ka: Keepalive) -> Scenario {
     sc
 }
 
+/// Two requests equal in every field the cache sees (segments by content, label and TTL mark).
+fn same_request(a: &Request, b: &Request) -> bool {
+    a.index == b.index
+        && a.stream == b.stream
+        && a.step == b.step
+        && a.model == b.model
+        && a.sent_at_ms == b.sent_at_ms
+        && a.settings == b.settings
+        && a.output_tokens == b.output_tokens
+        && same_segments(&a.segments, &b.segments)
+        && same_segments(&a.reply, &b.reply)
+}
+
+fn same_segments(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            Arc::ptr_eq(x, y)
+                || (x.id == y.id
+                    && x.level == y.level
+                    && x.kind == y.kind
+                    && x.breakpoint == y.breakpoint
+                    && x.label == y.label
+                    && (Arc::ptr_eq(&x.tokens, &y.tokens) || x.tokens == y.tokens))
+        })
+}
+
+/// What the shared cache gave one reply, and whether it read less than the stream's previous
+/// prompt.
+struct Answer<'a> {
+    outcome: &'a CacheOutcome,
+    broke: bool,
+}
+
+/// The engine names every replayed scenario's stream `main`; on the session's cache each
+/// stream keeps its own name (subagent streams get the subagent TTL and their own state), as in
+/// `validate`.
+fn stream_name(imp: &ImportedScenario) -> String {
+    match imp.kind {
+        StreamKind::Main => "main".to_string(),
+        StreamKind::Agent => imp.stream.clone(),
+    }
+}
+
+/// Collects a stream's requests as the engine sends them, with the times it gives their first
+/// token and finish, without caching (the schedule replays them on the session's cache).
+struct Recorder {
+    stream: String,
+    /// (request, first token, finish) per request sent.
+    sent: Vec<(Request, u64, u64)>,
+}
+
+impl CacheModel for Recorder {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+    fn lookup(&mut self, req: &Request) -> CacheOutcome {
+        let mut r = req.clone();
+        r.stream.clone_from(&self.stream);
+        self.sent.push((r, req.sent_at_ms, req.sent_at_ms));
+        CacheOutcome::default()
+    }
+    fn store(&mut self, _: &Request, _: &CacheOutcome, visible_at: u64, completed_at: u64) {
+        if let Some(last) = self.sent.last_mut() {
+            last.1 = visible_at;
+            last.2 = completed_at;
+        }
+    }
+}
+
 /// Billed beside predicted, request by request (the billed side only from the usage records).
 fn figures(
     imp: &ImportedScenario,
-    rows: &[RequestRow],
+    answers: &[Answer<'_>],
     prices: &PriceTable,
     break_threshold: f64,
     origin_ms: u64,
+    detail: bool,
 ) -> Vec<RequestFigures> {
     let model = &imp.scenario.model;
     let out_price = prices.get(model).map_or(0.0, |m| m.output) / 1_000_000.0;
-    let mut out: Vec<RequestFigures> = Vec::with_capacity(rows.len());
-    for (i, (rec, row)) in imp.requests.iter().zip(rows).enumerate() {
+    let mut out: Vec<RequestFigures> = Vec::with_capacity(answers.len());
+    for (i, (rec, a)) in imp.requests.iter().zip(answers).enumerate() {
         let u = &rec.usage;
-        let (c5, c1) = match (u.creation_5m, u.creation_1h) {
-            (Some(a), Some(b)) => (a, b),
-            (Some(a), None) => (a, 0),
-            (None, Some(b)) => (0, b),
-            (None, None) => (u.cache_creation_input_tokens, 0),
-        };
+        let (c5, c1) = u.creation_split();
         let billed = Counters::priced(
             prices,
             model,
@@ -233,25 +459,27 @@ fn figures(
             c1,
             u.cache_read_input_tokens,
         );
+        let o = a.outcome;
         let predicted = Counters::priced(
             prices,
             model,
-            row.prompt_tokens,
-            row.input_tokens,
-            row.cache_creation_5m_tokens,
-            row.cache_creation_1h_tokens,
-            row.cache_read_input_tokens,
+            o.prompt_tokens,
+            o.uncached_input_tokens,
+            o.write_5m_tokens,
+            o.write_1h_tokens,
+            o.cached_tokens,
         );
         let prev = out.last();
         let billed_break =
             prev.is_some_and(|p| (billed.read as f64) < break_threshold * p.billed.prompt as f64);
         let predicted_break = prev
             .is_some_and(|p| (predicted.read as f64) < break_threshold * p.predicted.prompt as f64);
+        let label = |s: &dyn Fn() -> String| if detail { s() } else { String::new() };
         out.push(RequestFigures {
-            stream: imp.stream.clone(),
+            stream: label(&|| imp.stream.clone()),
             request: i + 1,
             sent_at_ms: origin_ms + rec.sent_at_ms,
-            model: crate::import::scenario::model_family(&rec.model),
+            model: label(&|| crate::import::scenario::model_family(&rec.model)),
             first_in_stream: i == 0,
             billed,
             predicted,
@@ -259,7 +487,10 @@ fn figures(
             output_usd: u.output_tokens as f64 * out_price,
             billed_break,
             predicted_break,
-            reason: row.break_text(),
+            reason: match (&o.stop, a.broke && detail) {
+                (Some(stop), true) => stop.to_string(),
+                _ => String::new(),
+            },
         });
     }
     out

@@ -196,3 +196,157 @@ pub fn read(path: &Path) -> Result<Transcript, String> {
         ..Transcript::default()
     })
 }
+
+/// A Codex rollout record, as far as a bill needs it (the rest is skipped without building
+/// values).
+#[derive(Deserialize)]
+struct CodexRecord<'a> {
+    #[serde(borrow)]
+    timestamp: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "type", borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    payload: Option<CodexPayload<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CodexPayload<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    role: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<std::borrow::Cow<'a, str>>,
+    /// Small (two usage objects and a window size): read whole, looked into as the importer
+    /// does.
+    info: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The billed requests of one Codex rollout, as [`crate::import::codex`] bills them (one
+/// request per `token_count` event whose running total, cache counts left out, differs from the
+/// previous one; timed by the first reply item since the previous request; the model of the
+/// latest `turn_context`). Only lines that can change the bill are parsed: `token_count` and
+/// `turn_context` records, and reply items while the request in progress has none yet.
+pub fn read_codex(path: &Path) -> Result<Transcript, String> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| format!("{}: cannot read transcript: {e}", path.display()))?;
+    let mut reader = BufReader::with_capacity(1 << 16, f);
+    let token_count = memchr::memmem::Finder::new(b"token_count");
+    let turn_context = memchr::memmem::Finder::new(b"turn_context");
+    let response_item = memchr::memmem::Finder::new(b"response_item");
+    let mut items = Vec::new();
+    let mut model = String::new();
+    let mut first_at: Option<u64> = None;
+    let mut last_total: Option<serde_json::Value> = None;
+    let mut line = Vec::new();
+    let (mut n, mut lines) = (0, 0);
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("{}: cannot read transcript: {e}", path.display()))?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        lines += 1;
+        let wanted = token_count.find(&line).is_some()
+            || turn_context.find(&line).is_some()
+            || (first_at.is_none() && response_item.find(&line).is_some());
+        // A line that is not UTF-8 is skipped whole, as the importer skips it.
+        if !wanted || std::str::from_utf8(&line).is_err() {
+            continue;
+        }
+        let Ok(r) = serde_json::from_slice::<CodexRecord<'_>>(&line) else {
+            continue;
+        };
+        let Some(at_ms) = r.timestamp.as_deref().and_then(parse_time_ms) else {
+            continue;
+        };
+        let Some(p) = r.payload else { continue };
+        match (r.kind.as_deref(), p.kind.as_deref()) {
+            (Some("turn_context"), _) => {
+                if let Some(m) = p.model {
+                    model = m.into_owned();
+                }
+            }
+            (Some("response_item"), Some("message")) if p.role.as_deref() == Some("assistant") => {
+                first_at.get_or_insert(at_ms);
+            }
+            (
+                Some("response_item"),
+                Some("function_call" | "custom_tool_call" | "local_shell_call" | "reasoning"),
+            ) => {
+                first_at.get_or_insert(at_ms);
+            }
+            (Some("event_msg"), Some("token_count")) => {
+                let Some(info) = p.info else { continue };
+                let Some(u) = info.get("last_token_usage") else {
+                    continue;
+                };
+                if let Some(total) = info.get("total_token_usage").map(without_cache_counts) {
+                    if last_total.as_ref() == Some(&total) {
+                        continue;
+                    }
+                    last_total = Some(total);
+                }
+                let get = |k: &str| u.get(k).and_then(serde_json::Value::as_u64);
+                let Some(input) = get("input_tokens") else {
+                    continue;
+                };
+                let cached = get("cached_input_tokens").unwrap_or(0).min(input);
+                items.push(Item::Request(ApiRequest {
+                    request_id: format!("turn-{}", items.len() + 1),
+                    line: n,
+                    first_at_ms: first_at.take().unwrap_or(at_ms),
+                    model: model.clone(),
+                    usage: Usage {
+                        input_tokens: input - cached,
+                        cache_creation_input_tokens: 0,
+                        cache_read_input_tokens: cached,
+                        creation_5m: None,
+                        creation_1h: None,
+                        output_tokens: get("output_tokens").unwrap_or(0),
+                        reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
+                    },
+                    blocks: Vec::new(),
+                }));
+            }
+            _ => {}
+        }
+    }
+    Ok(Transcript {
+        source: path.display().to_string(),
+        name: path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("transcript")
+            .to_string(),
+        streams: vec![Stream {
+            name: "main".into(),
+            kind: StreamKind::Main,
+            initial_mode: crate::plan_mode::Mode::Default,
+            version: None,
+            items,
+            harness: crate::import::Harness::Codex,
+        }],
+        lines,
+        ..Transcript::default()
+    })
+}
+
+/// A running total without its cache counts, as the importer compares them.
+fn without_cache_counts(total: &serde_json::Value) -> serde_json::Value {
+    match total {
+        serde_json::Value::Object(fields) => fields
+            .iter()
+            .filter(|(k, _)| !k.contains("cached"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => other.clone(),
+    }
+}

@@ -133,6 +133,11 @@ impl Schedule {
         self.prewarm.push((at_ms, req));
     }
 
+    /// Every request pushed, in push order.
+    pub fn entries(&self) -> &[Timed] {
+        &self.entries
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -146,6 +151,38 @@ impl Schedule {
         self.run_with(cache, |_, req, _| req)
     }
 
+    /// Takes back every leading block given with [`Schedule::prewarm`] (a caller replaying the
+    /// same requests on several caches, whose leading blocks differ, sets them per replay).
+    pub fn clear_prewarm(&mut self) {
+        self.prewarm.clear();
+    }
+
+    /// Replays every request as pushed, as [`Schedule::run`] does, but leaves the schedule whole:
+    /// a caller replaying the same requests on several caches (one per TTL) pushes them once
+    /// instead of cloning them per cache.
+    pub fn run_ref(&self, cache: &mut dyn CacheModel) -> Vec<CacheOutcome> {
+        let mut prewarm = self.prewarm.iter().peekable();
+        let mut outcomes = vec![CacheOutcome::default(); self.entries.len()];
+        for i in self.order() {
+            let t = &self.entries[i];
+            while let Some((_, req)) = prewarm.next_if(|(at, _)| *at <= t.sent_ms) {
+                let outcome = cache.lookup(req);
+                cache.store(req, &outcome, req.sent_at_ms, req.sent_at_ms);
+            }
+            let outcome = cache.lookup(&t.request);
+            cache.store(&t.request, &outcome, t.visible_ms, t.finished_ms);
+            outcomes[i] = outcome;
+        }
+        outcomes
+    }
+
+    /// Push indices in replay order: (send time, stream, push order).
+    fn order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.entries.len()).collect();
+        order.sort_by_key(|&i| (due_key(self.entries[i].sent_ms, self.entries[i].stream), i));
+        order
+    }
+
     /// Replays in (send time, stream, push order) order. `rewrite` sees each request before its
     /// lookup, with what every stream sent so far, and returns the request the cache sees (a fork
     /// re-based on its parent's latest prompt); that request is what [`Sent`] then holds.
@@ -154,9 +191,8 @@ impl Schedule {
         cache: &mut dyn CacheModel,
         mut rewrite: impl FnMut(&Timed, Request, &Sent) -> Request,
     ) -> Vec<CacheOutcome> {
+        let order = self.order();
         let mut prewarm = self.prewarm.into_iter().peekable();
-        let mut order: Vec<usize> = (0..self.entries.len()).collect();
-        order.sort_by_key(|&i| (due_key(self.entries[i].sent_ms, self.entries[i].stream), i));
         let mut outcomes = vec![CacheOutcome::default(); self.entries.len()];
         let mut slots: Vec<Option<Timed>> = self.entries.into_iter().map(Some).collect();
         let mut sent = Sent::default();
@@ -277,6 +313,24 @@ mod tests {
         let out = s.run(cache.as_mut());
         assert_eq!(out[0].cached_tokens, 5_000);
         assert_eq!(out[1].cached_tokens, 0);
+    }
+
+    #[test]
+    fn run_ref_replays_as_run_and_keeps_the_schedule() {
+        // The same two requests as above, plus a prewarm of the shared prompt at t=0: both read
+        // 5,000 tokens. Replayed twice by reference on fresh caches, then once by value: the
+        // same outcomes each time; without the prewarm the earlier request reads nothing again.
+        let mut s = Schedule::new();
+        s.prewarm(0, req("earlier", 0, "shared", 5_000));
+        s.push(timed(0, req("a", 20_000, "shared", 5_000), 2_000));
+        s.push(timed(1, req("b", 10_000, "shared", 5_000), 2_000));
+        let fresh = || cache::build("ideal", &PriceTable::bundled()).unwrap();
+        let read = |o: Vec<CacheOutcome>| o.iter().map(|o| o.cached_tokens).collect::<Vec<_>>();
+        assert_eq!(read(s.run_ref(fresh().as_mut())), vec![5_000, 5_000]);
+        assert_eq!(read(s.run_ref(fresh().as_mut())), vec![5_000, 5_000]);
+        s.clear_prewarm();
+        assert_eq!(read(s.run_ref(fresh().as_mut())), vec![5_000, 0]);
+        assert_eq!(read(s.run(fresh().as_mut())), vec![5_000, 0]);
     }
 
     #[test]

@@ -17,7 +17,8 @@ use crate::plan_mode::Mode;
 use crate::prompt::Ttl;
 
 pub use scenario::{
-    build_scenarios, check_sizes, is_fork, Events, ImportOptions, ImportedScenario, TtlChoice,
+    build_scenarios, build_scenarios_with, check_sizes, is_fork, Events, ImportOptions,
+    ImportedScenario, TtlChoice,
 };
 
 /// One session read from a harness's log.

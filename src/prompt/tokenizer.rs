@@ -160,9 +160,9 @@ impl Tokenizer {
         n
     }
 
-    /// Encodes text with bpe-openai (default feature `fast-bpe`: 1.5-3x tiktoken-rs) or, built
-    /// with `--no-default-features --features tiktoken`, tiktoken-rs; both give identical ids
-    /// (tests/tokenizer_ids.rs).
+    /// Encodes text with tiktoken-rs (the default, feature `tiktoken`) or, built with
+    /// `--features fast-bpe`, bpe-openai (1.4-3.5x Python tiktoken, a 3x larger binary:
+    /// docs/performance.md); both give identical ids (tests/tokenizer_ids.rs).
     fn encode(&self, text: &str) -> Vec<TokenId> {
         #[cfg(feature = "fast-bpe")]
         {
@@ -198,7 +198,7 @@ impl Tokenizer {
 }
 
 #[cfg(not(any(feature = "fast-bpe", feature = "tiktoken")))]
-compile_error!("plancache needs a tokenizer: enable feature `fast-bpe` (default) or `tiktoken`");
+compile_error!("plancache needs a tokenizer: enable feature `tiktoken` (default) or `fast-bpe`");
 
 /// Deterministic pseudo-token ids for content known only by its size.
 pub fn synthetic_tokens(id: ContentId, n: u32) -> Vec<TokenId> {

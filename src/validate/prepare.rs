@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::harness_config;
 use crate::cache::CacheConfig;
-use crate::import::{build_scenarios, ImportOptions, ImportedScenario, Item, Transcript};
+use crate::import::{build_scenarios_with, ImportOptions, ImportedScenario, Item, Transcript};
 use crate::prompt::Tokenizer;
 use crate::scenario::Session;
 
@@ -31,7 +31,13 @@ pub fn prepare(
     base: &CacheConfig,
     tokenizer: &Arc<Tokenizer>,
 ) -> Result<Prepared, String> {
-    let mut imported = build_scenarios(t, opts);
+    // The caller's tokenizer when it counts in the import's encoding: one memo for every
+    // transcript of a run (an account tokenizes each distinct text once).
+    let mut imported = if tokenizer.encoding() == opts.encoding {
+        build_scenarios_with(t, opts, tokenizer)
+    } else {
+        build_scenarios_with(t, opts, &Tokenizer::new(opts.encoding))
+    };
     imported.sort_by_key(|s| s.requests.first().map_or(u64::MAX, |r| r.sent_at_ms));
     let config = harness_config(base, &imported);
     let sessions = imported

@@ -306,14 +306,25 @@ fn majority_family<'a>(models: impl Iterator<Item = &'a str>) -> String {
 
 /// Builds one scenario per stream of `t` that has at least one request.
 pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScenario> {
-    let tok = Tokenizer::new(opts.encoding);
+    build_scenarios_with(t, opts, &Tokenizer::new(opts.encoding))
+}
+
+/// [`build_scenarios`] counting tokens with `tok` (of `opts.encoding`), so that callers
+/// importing many transcripts (an account) tokenize each distinct text once per run: the
+/// memo is only a cache, the scenarios are the same.
+pub fn build_scenarios_with(
+    t: &Transcript,
+    opts: &ImportOptions,
+    tok: &Tokenizer,
+) -> Vec<ImportedScenario> {
+    debug_assert_eq!(tok.encoding(), opts.encoding);
     let origin = t
         .streams
         .iter()
         .flat_map(|s| s.items.iter().map(Item::at_ms))
         .min()
         .unwrap_or(0);
-    let mut agent_static = agent_static(t, opts, &tok);
+    let mut agent_static = agent_static(t, opts, tok);
     let main_tools = tools_of(t, StreamKind::Main);
     let agent_tools = tools_of(t, StreamKind::Agent);
     let mut out = Vec::new();
@@ -332,7 +343,7 @@ pub fn build_scenarios(t: &Transcript, opts: &ImportOptions) -> Vec<ImportedScen
         };
         let inputs = StreamInputs {
             t,
-            tok: &tok,
+            tok,
             origin,
             fixed_static: fixed,
             tool_names: tools,
