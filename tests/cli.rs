@@ -48,7 +48,7 @@ fn run_writes_both_csvs_with_the_contract_headers() {
     assert!(requests.starts_with("scenario,strategy,cache,request,step,mode,model,prompt_tokens,cached_tokens,cache_write_tokens,recomputed_tokens,output_tokens,hit_rate,cost_usd,ttft_ms,break_reason"));
     assert_eq!(
         summary.lines().next().unwrap(),
-        "scenario,strategy,cache,requests,prompt_tokens,cached_tokens,cache_write_tokens,recomputed_tokens,output_tokens,hit_rate,cost_usd,ttft_ms"
+        "scenario,strategy,cache,requests,prompt_tokens,cached_tokens,cache_write_tokens,recomputed_tokens,output_tokens,hit_rate,cost_usd,ttft_ms,pings,ping_prompt_tokens,ping_cost_usd,compactions,compaction_prompt_tokens,compaction_cost_usd"
     );
     // Invariants on every row: cached + recomputed == prompt, write <= recomputed, 0 <= hit <= 1.
     let mut rdr = csv::Reader::from_reader(requests.as_bytes());

@@ -448,7 +448,7 @@ fn break_rows(group: &Group<'_>) -> Vec<Vec<String>> {
             let mode = r
                 .rows
                 .get(b.request - 1)
-                .map(|x| x.mode.clone())
+                .map(|x| x.mode.to_string())
                 .unwrap_or_default();
             out.push(vec![
                 r.strategy.clone(),

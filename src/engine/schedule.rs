@@ -100,7 +100,7 @@ impl Agenda {
 
     /// The stream to run now (removed: the caller puts it back with [`Agenda::due`] when it
     /// has another event).
-    pub fn next(&mut self) -> Option<usize> {
+    pub fn next_due(&mut self) -> Option<usize> {
         self.due.pop().map(|Reverse((_, stream))| stream)
     }
 }
@@ -293,12 +293,12 @@ mod tests {
         a.due(2, 500);
         a.due(0, 900);
         a.due(1, 500);
-        assert_eq!(a.next(), Some(1));
+        assert_eq!(a.next_due(), Some(1));
         a.due(1, 400);
-        assert_eq!(a.next(), Some(1));
-        assert_eq!(a.next(), Some(2));
-        assert_eq!(a.next(), Some(0));
-        assert_eq!(a.next(), None);
+        assert_eq!(a.next_due(), Some(1));
+        assert_eq!(a.next_due(), Some(2));
+        assert_eq!(a.next_due(), Some(0));
+        assert_eq!(a.next_due(), None);
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub(super) fn run(
             agenda.due(k, s.clock_ms);
         }
     }
-    while let Some(k) = agenda.next() {
+    while let Some(k) = agenda.next_due() {
         let (a, pos) = (&agents[k], next[k]);
         let inner = At {
             step: at.step,
