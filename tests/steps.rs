@@ -554,3 +554,24 @@ fn the_schema_describes_the_new_steps() {
         assert!(edit.contains(&format!("\"{key}\"")), "{key} missing");
     }
 }
+
+/// A scenario built in code (not read through the loader) gets the loader's checks in
+/// `Session::new`: the engine relies on them and does not repeat them.
+#[test]
+fn a_scenario_built_in_code_is_checked_as_a_loaded_one() {
+    use std::sync::Arc;
+    let text = "name = \"x\"\nmodel = \"claude-sonnet-4-5\"\nsystem = { tokens = 10 }\ntools = [{ name = \"Read\", tokens = 10 }, { name = \"Agent\", tokens = 10 }]\n[[steps]]\nuser = \"hi\"\n[[steps]]\nassistant = { tokens = 5 }\n[[steps]]\nagents = [{ name = \"a\", system = { tokens = 5 }, tools = [\"Read\"], prompt = { tokens = 5 }, steps = [{ wait = { duration = \"1m\", keepalive = \"30s\" } }, { assistant = { tokens = 5 } }] }]\n";
+    let path = Path::new("built.toml");
+    // The loader refuses a keep-alive wait in a subagent.
+    let loaded = load_str(text, path).unwrap_err();
+    // The same scenario deserialized directly (as code would build it) is refused by
+    // Session::new with the same message, before any replay.
+    let scenario: plancache::scenario::Scenario = toml::from_str(text).unwrap();
+    let tok = Arc::new(plancache::prompt::Tokenizer::new(scenario.tokenizer));
+    let built = match Session::new(scenario, path, "", tok) {
+        Ok(_) => panic!("Session::new accepted a keep-alive wait in a subagent"),
+        Err(e) => e,
+    };
+    assert_eq!(built.message, loaded.message);
+    assert!(built.message.contains("keepalive"), "{}", built.message);
+}

@@ -240,7 +240,10 @@ fn check_content(c: &Content, what: &str, path: &Path) -> Result<(), ScenarioErr
     Ok(())
 }
 
-fn validate(s: &Scenario, text: &str, path: &Path) -> Result<(), ScenarioError> {
+/// The checks every scenario passes before it is replayed, however it was made (read from a
+/// file, generated, imported or built in code); `text` is its file's text when it has one, for
+/// the line of a step (empty otherwise).
+pub(super) fn validate(s: &Scenario, text: &str, path: &Path) -> Result<(), ScenarioError> {
     if s.name.trim().is_empty() {
         return Err(ScenarioError::new(path, Some("name".into()), "is empty"));
     }

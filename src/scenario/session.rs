@@ -159,6 +159,8 @@ impl Session {
         tokenizer: Arc<Tokenizer>,
     ) -> Result<Self, ScenarioError> {
         crate::budget::check_scenario(&scenario, path)?;
+        // The engine relies on these checks and does not repeat them.
+        super::load::validate(&scenario, text, path)?;
         let make = SegmentMaker {
             path,
             tokenizer: &tokenizer,
