@@ -36,7 +36,8 @@
 //! ```
 //!
 //! In trace mode the predictions are checked against `workload::replay::run` (what
-//! `plancache workload --cache paged|radix --kv-blocks N` reports) request by request.
+//! `plancache workload --cache paged|radix --kv-blocks N` reports) request by request, and the
+//! requests whose reuse stopped at an evicted block are counted per model.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -503,15 +504,22 @@ fn export_traces(args: &Args, dir: &Path) -> Result<usize, String> {
         .collect();
     let prices = PriceTable::bundled();
     for name in ["paged", "radix"] {
-        let mut config = CacheConfig::default();
-        config.paged = paged_cfg.clone();
-        config.radix = radix_cfg.clone();
+        let config = CacheConfig {
+            paged: paged_cfg.clone(),
+            radix: radix_cfg.clone(),
+            ..Default::default()
+        };
         let spec = workload::replay::CacheSpec {
             name: name.to_string(),
             config,
         };
         let got = workload::replay::run(&traces, &starts, &spec, &opts, &prices)
             .map_err(|e| e.to_string())?;
+        let evicted = got.iter().filter(|p| p.evicted()).count();
+        println!(
+            "{name}: {} requests, {evicted} whose reuse stopped at a block evicted for room",
+            got.len()
+        );
         for p in &got {
             let t = &traces[p.at.session];
             let stream = format!("{}/{}", t.id, t.streams[p.at.stream].name);
