@@ -21,6 +21,23 @@
 //!
 //! `reasoning` is a count: the reasoning tokens never reappear in a prompt, so any ids unique to
 //! the request stand for them (plancache numbers them from `REASONING_BASE` up).
+//!
+//! Shared-pool mode (several sessions on one KV pool, the serving case): one file per pool,
+//! `pool-NNNN.jsonl`, the same lines, every request of every session in one global send order
+//! (the order of `engine::schedule::Schedule`, which `workload` replays), streams named
+//! `SESSION/STREAM`, and the predictions of one `paged` and one `radix` instance for the pool.
+//!
+//! ```sh
+//! # generated sessions, 4 per pool, staggered starts; every second pool holds 3x the largest request
+//! cargo run --release --example export_tokens -- --pool 4 --sessions 200 --out /tmp/xpool
+//! # block-hash traces (kv-cache-tester / Mooncake) on one pool of N 16-token blocks
+//! cargo run --release --example export_tokens -- --traces DIR_OR_FILE... --kv-blocks N \
+//!     [--arrivals recorded|poisson:RATE|concurrency:N] --out /tmp/xtraces
+//! ```
+//!
+//! In trace mode the predictions are checked against `workload::replay::run` (what
+//! `plancache workload --cache paged|radix --kv-blocks N` reports) request by request, and the
+//! requests whose reuse stopped at an evicted block are counted per model.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,22 +47,34 @@ use plancache::cache::{
     self, CacheConfig, CacheModel, CacheOutcome, PagedCache, PagedConfig, PriceTable, RadixCache,
     RadixConfig,
 };
+use plancache::engine::schedule::{Schedule, Timed};
 use plancache::engine::{self, ReplayEnv};
 use plancache::prompt::{Encoding, Request, Tokenizer};
 use plancache::scenario::generate::{generate, to_toml, GeneratorParams, TokenRange};
 use plancache::scenario::{Scenario, Session, Step};
 use plancache::strategy::PermissionMode;
+use plancache::workload::{self, Arrivals};
 
 struct Args {
     sessions: u64,
     first_seed: u64,
     out: PathBuf,
     cache_last_token: bool,
+    /// Generated sessions per shared pool (0: one session per file).
+    pool: u64,
+    /// Block-hash traces (files or folders) replayed on one pool.
+    traces: Vec<PathBuf>,
+    /// Pool size in 16-token blocks for the trace mode.
+    kv_blocks: Option<u64>,
+    arrivals: Arrivals,
+    seed: u64,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: export_tokens --out DIR [--sessions N (200)] [--first-seed S (1)] [--radix-no-last-token]"
+        "usage: export_tokens --out DIR [--sessions N (200)] [--first-seed S (1)] [--radix-no-last-token]\n       \
+         [--pool K (generated sessions per shared pool)]\n       \
+         [--traces PATH... --kv-blocks N [--arrivals recorded|poisson:RATE|concurrency:N] [--seed S]]"
     );
     std::process::exit(2);
 }
@@ -56,6 +85,11 @@ fn parse_args() -> Args {
         first_seed: 1,
         out: PathBuf::new(),
         cache_last_token: true,
+        pool: 0,
+        traces: Vec::new(),
+        kv_blocks: None,
+        arrivals: Arrivals::Recorded,
+        seed: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -71,10 +105,23 @@ fn parse_args() -> Args {
             "--first-seed" => a.first_seed = num("--first-seed"),
             "--out" => a.out = PathBuf::from(it.next().unwrap_or_else(|| usage())),
             "--radix-no-last-token" => a.cache_last_token = false,
+            "--pool" => a.pool = num("--pool"),
+            "--kv-blocks" => a.kv_blocks = Some(num("--kv-blocks")),
+            "--seed" => a.seed = num("--seed"),
+            "--traces" => a
+                .traces
+                .push(PathBuf::from(it.next().unwrap_or_else(|| usage()))),
+            "--arrivals" => {
+                let v = it.next().unwrap_or_else(|| usage());
+                a.arrivals = Arrivals::parse(&v).unwrap_or_else(|e| {
+                    eprintln!("export_tokens: {e}");
+                    std::process::exit(2);
+                });
+            }
             _ => usage(),
         }
     }
-    if a.out.as_os_str().is_empty() {
+    if a.out.as_os_str().is_empty() || (!a.traces.is_empty() && a.kv_blocks.is_none()) {
         usage();
     }
     a
@@ -182,7 +229,9 @@ fn ids(out: &mut String, tokens: impl Iterator<Item = u32>) {
     out.push(']');
 }
 
-fn export(seed: u64, args: &Args, dir: &Path) -> Result<(usize, usize), String> {
+/// Replays generated session `seed` under `permission-mode` and returns its requests as the
+/// engine sent them (an `ideal` cache underneath: the requests do not depend on the model).
+fn record(seed: u64) -> Result<Vec<Recorded>, String> {
     let mut scenario = generate(&params(seed));
     add_reasoning(&mut scenario, seed);
     let text = to_toml(&scenario).map_err(|e| format!("seed {seed}: {e}"))?;
@@ -206,38 +255,78 @@ fn export(seed: u64, args: &Args, dir: &Path) -> Result<(usize, usize), String> 
     )
     .map_err(|e| format!("seed {seed}: {e:?}"))?;
     let recorded = std::mem::take(&mut *seen.lock().map_err(|_| "poisoned")?);
-    // Pool: the default, or (every third session) 1.5x the largest request, so it evicts.
-    let defaults = CacheConfig::default();
-    let largest = recorded
+    Ok(recorded)
+}
+
+fn largest(requests: &[Recorded]) -> usize {
+    requests
         .iter()
         .map(|r| r.request.prompt_tokens() as usize + r.request.output_tokens as usize)
         .max()
-        .unwrap_or(0);
-    // Concurrent subagent sessions keep the default pool: three running requests could not fit.
-    let small = seed % 3 == 0 && seed % 4 != 1;
-    let paged_cfg = PagedConfig {
-        capacity_blocks: if small {
-            largest * 3 / 2 / 16 + 8
-        } else {
-            defaults.paged.capacity_blocks
-        },
+        .unwrap_or(0)
+}
+
+/// The pool of `paged` (blocks) and `radix` (tokens): the default, or `small` tokens.
+fn configs(small: Option<usize>, args: &Args) -> (PagedConfig, RadixConfig) {
+    let defaults = CacheConfig::default();
+    let paged = PagedConfig {
+        capacity_blocks: small.map_or(defaults.paged.capacity_blocks, |t| t / 16 + 8),
         ..defaults.paged.clone()
     };
-    let radix_cfg = RadixConfig {
-        capacity_tokens: if small {
-            largest * 3 / 2
-        } else {
-            defaults.radix.capacity_tokens
-        },
+    let radix = RadixConfig {
+        capacity_tokens: small.unwrap_or(defaults.radix.capacity_tokens),
         cache_last_token: args.cache_last_token,
         ..defaults.radix.clone()
     };
-    let mut paged = PagedCache::new(paged_cfg.clone());
-    let mut radix = RadixCache::new(radix_cfg.clone());
+    (paged, radix)
+}
+
+/// Both engine models of one pool, behind one `CacheModel` so a [`Schedule`] drives them in
+/// its order; every request stored is kept with both predictions.
+struct Both {
+    paged: PagedCache,
+    radix: RadixCache,
+    /// The `radix` outcome of the request being sent (between its lookup and its store).
+    pending: Option<CacheOutcome>,
+    rows: Vec<(Recorded, u64, u64)>,
+}
+
+impl CacheModel for Both {
+    fn name(&self) -> &str {
+        "paged+radix"
+    }
+    fn lookup(&mut self, req: &Request) -> CacheOutcome {
+        self.pending = Some(self.radix.lookup(req));
+        self.paged.lookup(req)
+    }
+    fn store(&mut self, req: &Request, outcome: &CacheOutcome, visible: u64, completed: u64) {
+        let x = self.pending.take().unwrap_or_default();
+        self.paged.store(req, outcome, visible, completed);
+        self.radix.store(req, &x, visible, completed);
+        self.rows.push((
+            Recorded {
+                request: req.clone(),
+                visible,
+                completed,
+            },
+            outcome.cached_tokens,
+            x.cached_tokens,
+        ));
+    }
+}
+
+/// Writes one file: the configuration line, then every request in the order given.
+fn write_file(
+    path: &Path,
+    head: &str,
+    paged_cfg: &PagedConfig,
+    radix_cfg: &RadixConfig,
+    rows: &[(Recorded, u64, u64)],
+) -> Result<(), String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{{\"session\":{seed},\"block_size\":{},\"capacity_blocks\":{},\"page_size\":{},\"capacity_tokens\":{},\"cache_last_token\":{},\"reasoning_base\":{}}}",
+        "{{{head}\"block_size\":{},\"capacity_blocks\":{},\"page_size\":{},\"capacity_tokens\":{},\"cache_last_token\":{},\"reasoning_base\":{}}}",
         paged_cfg.block_size,
         paged_cfg.capacity_blocks,
         radix_cfg.page_size,
@@ -245,12 +334,8 @@ fn export(seed: u64, args: &Args, dir: &Path) -> Result<(usize, usize), String> 
         radix_cfg.cache_last_token,
         cache::REASONING_BASE
     );
-    for (i, r) in recorded.iter().enumerate() {
+    for (i, (r, paged, radix)) in rows.iter().enumerate() {
         let q = &r.request;
-        let p = paged.lookup(q);
-        paged.store(q, &p, r.visible, r.completed);
-        let x = radix.lookup(q);
-        radix.store(q, &x, r.visible, r.completed);
         let _ = write!(
             out,
             "{{\"index\":{i},\"stream\":{:?},\"model\":{:?},\"sent_at_ms\":{},\"visible_at_ms\":{},\"completed_at_ms\":{},\"prompt\":",
@@ -264,16 +349,204 @@ fn export(seed: u64, args: &Args, dir: &Path) -> Result<(usize, usize), String> 
         );
         let _ = writeln!(
             out,
-            ",\"reasoning\":{},\"plancache\":{{\"paged\":{},\"radix\":{}}}}}",
+            ",\"reasoning\":{},\"plancache\":{{\"paged\":{paged},\"radix\":{radix}}}}}",
             cache::reasoning_tokens(q),
-            p.cached_tokens,
-            x.cached_tokens
         );
     }
+    plancache::export::write_atomic(path, out.as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One generated session alone on its pool.
+fn export(seed: u64, args: &Args, dir: &Path) -> Result<usize, String> {
+    let recorded = record(seed)?;
+    // Pool: the default, or (every third session) 1.5x the largest request, so it evicts.
+    // Concurrent subagent sessions keep the default pool: three running requests could not fit.
+    let small = seed % 3 == 0 && seed % 4 != 1;
+    let (paged_cfg, radix_cfg) = configs(small.then(|| largest(&recorded) * 3 / 2), args);
+    let mut paged = PagedCache::new(paged_cfg.clone());
+    let mut radix = RadixCache::new(radix_cfg.clone());
+    let n = recorded.len();
+    let rows: Vec<_> = recorded
+        .into_iter()
+        .map(|r| {
+            let q = &r.request;
+            let p = paged.lookup(q);
+            paged.store(q, &p, r.visible, r.completed);
+            let x = radix.lookup(q);
+            radix.store(q, &x, r.visible, r.completed);
+            (r, p.cached_tokens, x.cached_tokens)
+        })
+        .collect();
     let path = dir.join(format!("session-{seed:04}.jsonl"));
-    plancache::export::write_atomic(&path, out.as_bytes())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((recorded.len(), largest))
+    write_file(
+        &path,
+        &format!("\"session\":{seed},"),
+        &paged_cfg,
+        &radix_cfg,
+        &rows,
+    )?;
+    Ok(n)
+}
+
+/// Replays `timed` on one schedule against both engine models of one pool.
+fn replay_pool(
+    timed: Vec<Timed>,
+    paged_cfg: &PagedConfig,
+    radix_cfg: &RadixConfig,
+) -> Vec<(Recorded, u64, u64)> {
+    let mut schedule = Schedule::new();
+    for t in timed {
+        schedule.push(t);
+    }
+    let mut both = Both {
+        paged: PagedCache::new(paged_cfg.clone()),
+        radix: RadixCache::new(radix_cfg.clone()),
+        pending: None,
+        rows: Vec::new(),
+    };
+    schedule.run(&mut both);
+    both.rows
+}
+
+/// Generated sessions `seeds` on one pool: each starts a seeded 0 to 90 s after the one
+/// before, its streams named `sSEED/STREAM`. Every second pool holds three times the largest
+/// request, so blocks of one session are evicted for another's.
+fn export_pool(pool: u64, seeds: &[u64], args: &Args, dir: &Path) -> Result<usize, String> {
+    let mut timed = Vec::new();
+    let mut start = 0u64;
+    let mut big = 0;
+    for (k, &seed) in seeds.iter().enumerate() {
+        if k > 0 {
+            start += mix(seed ^ 0x5eed) % 90_000;
+        }
+        let recorded = record(seed)?;
+        big = big.max(largest(&recorded));
+        let mut streams: Vec<String> = Vec::new();
+        for r in recorded {
+            let mut request = r.request;
+            let stream = match streams.iter().position(|s| *s == request.stream) {
+                Some(i) => i,
+                None => {
+                    streams.push(request.stream.clone());
+                    streams.len() - 1
+                }
+            };
+            request.stream = format!("s{seed}/{}", request.stream);
+            request.sent_at_ms += start;
+            timed.push(Timed {
+                stream: k * 64 + stream,
+                sent_ms: request.sent_at_ms,
+                request,
+                visible_ms: r.visible + start,
+                finished_ms: r.completed + start,
+            });
+        }
+    }
+    let (paged_cfg, radix_cfg) = configs((pool % 2 == 0).then_some(big * 3), args);
+    let rows = replay_pool(timed, &paged_cfg, &radix_cfg);
+    let head = format!(
+        "\"pool\":{pool},\"sessions\":[{}],",
+        seeds
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    write_file(
+        &dir.join(format!("pool-{pool:04}.jsonl")),
+        &head,
+        &paged_cfg,
+        &radix_cfg,
+        &rows,
+    )?;
+    Ok(rows.len())
+}
+
+/// Block-hash traces on one pool of `--kv-blocks` blocks, as `plancache workload` replays them;
+/// the predictions are checked against `workload::replay::run` for both models.
+fn export_traces(args: &Args, dir: &Path) -> Result<usize, String> {
+    let mut traces = Vec::new();
+    for p in &args.traces {
+        traces.extend(plancache::trace::read_path(p).map_err(|e| e.to_string())?);
+    }
+    let starts = workload::starts(&traces, args.arrivals, args.seed);
+    let blocks = args.kv_blocks.unwrap_or(u64::from(u32::MAX));
+    let opts = workload::BuildOptions {
+        shared_pool: true,
+        ..Default::default()
+    };
+    let mut timed = Vec::new();
+    let mut stream0 = 0;
+    for (i, t) in traces.iter().enumerate() {
+        timed.extend(
+            workload::session_requests(t, i, starts[i], stream0, &opts)
+                .into_iter()
+                .map(|(_, t)| t),
+        );
+        stream0 += t.streams.len();
+    }
+    let pool = |name: &str| {
+        workload::replay::CacheSpec::new(name)
+            .map(|s| s.with_kv_blocks(Some(blocks)).config)
+            .map_err(|e| e.to_string())
+    };
+    let paged_cfg = pool("paged")?.paged;
+    let radix_cfg = RadixConfig {
+        cache_last_token: args.cache_last_token,
+        ..pool("radix")?.radix
+    };
+    let rows = replay_pool(timed, &paged_cfg, &radix_cfg);
+    // The same figures `plancache workload --cache paged|radix` reports, request by request.
+    let by_request: std::collections::HashMap<(&str, usize), (u64, u64)> = rows
+        .iter()
+        .map(|(r, p, x)| ((r.request.stream.as_str(), r.request.step), (*p, *x)))
+        .collect();
+    let prices = PriceTable::bundled();
+    for name in ["paged", "radix"] {
+        let config = CacheConfig {
+            paged: paged_cfg.clone(),
+            radix: radix_cfg.clone(),
+            ..Default::default()
+        };
+        let spec = workload::replay::CacheSpec {
+            name: name.to_string(),
+            config,
+        };
+        let got = workload::replay::run(&traces, &starts, &spec, &opts, &prices)
+            .map_err(|e| e.to_string())?;
+        let evicted = got.iter().filter(|p| p.evicted()).count();
+        println!(
+            "{name}: {} requests, {evicted} whose reuse stopped at a block evicted for room",
+            got.len()
+        );
+        for p in &got {
+            let t = &traces[p.at.session];
+            let stream = format!("{}/{}", t.id, t.streams[p.at.stream].name);
+            let mine = by_request.get(&(stream.as_str(), p.at.request));
+            let mine = mine.map(|&(paged, radix)| if name == "paged" { paged } else { radix });
+            if mine != Some(p.outcome.cached_tokens) {
+                return Err(format!(
+                    "{name}: {stream} request {}: exported {mine:?}, `workload` {}",
+                    p.at.request, p.outcome.cached_tokens
+                ));
+            }
+        }
+    }
+    let names: Vec<String> = traces.iter().map(|t| format!("{:?}", t.id)).collect();
+    let head = format!(
+        "\"traces\":[{}],\"arrivals\":{:?},",
+        names.join(","),
+        format!("{:?}", args.arrivals)
+    );
+    write_file(
+        &dir.join("pool-traces.jsonl"),
+        &head,
+        &paged_cfg,
+        &radix_cfg,
+        &rows,
+    )?;
+    Ok(rows.len())
 }
 
 fn main() {
@@ -282,19 +555,33 @@ fn main() {
         eprintln!("{}: cannot create: {e}", args.out.display());
         std::process::exit(2);
     }
-    let mut requests = 0;
-    for seed in args.first_seed..args.first_seed + args.sessions {
-        match export(seed, &args, &args.out) {
-            Ok((n, _)) => requests += n,
-            Err(e) => {
-                eprintln!("export_tokens: {e}");
-                std::process::exit(2);
-            }
+    let fail = |e: String| -> ! {
+        eprintln!("export_tokens: {e}");
+        std::process::exit(2);
+    };
+    let seeds: Vec<u64> = (args.first_seed..args.first_seed + args.sessions).collect();
+    let (files, requests) = if !args.traces.is_empty() {
+        (
+            1,
+            export_traces(&args, &args.out).unwrap_or_else(|e| fail(e)),
+        )
+    } else if args.pool > 0 {
+        let mut n = 0;
+        let chunks = seeds.chunks(args.pool as usize);
+        let files = chunks.len();
+        for (i, chunk) in chunks.enumerate() {
+            n += export_pool(i as u64 + 1, chunk, &args, &args.out).unwrap_or_else(|e| fail(e));
         }
-    }
+        (files, n)
+    } else {
+        let mut n = 0;
+        for &seed in &seeds {
+            n += export(seed, &args, &args.out).unwrap_or_else(|e| fail(e));
+        }
+        (seeds.len(), n)
+    };
     println!(
-        "wrote {} sessions, {requests} requests, to {}",
-        args.sessions,
+        "wrote {files} files, {requests} requests, to {}",
         args.out.display()
     );
 }

@@ -26,12 +26,17 @@ pub fn init() {
 }
 
 /// A smaller budget than the default keeps each input quick (the budget itself has its own
-/// tests); set once per process.
+/// tests); set once per process. `PLANCACHE_FUZZ_MAX_TOKENS` lowers (or raises) the session
+/// token budget from 200,000: the replay under every cache model costs in proportion to it.
 fn setup() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
+        let tokens = std::env::var("PLANCACHE_FUZZ_MAX_TOKENS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(200_000);
         Budget::set_current(Budget {
-            max_session_tokens: 200_000,
+            max_session_tokens: tokens,
             max_steps: 2_000,
             max_streams: 64,
         })

@@ -247,3 +247,67 @@ fn params_corpus_mutated() {
     .collect();
     replay("params", &seeds, harness::params);
 }
+
+/// Fuzz finding (`requests`, 2026-12-03, sanitizer-free build): a cassette interaction whose
+/// request body was not recognised (its `body` key mangled) and whose response bills
+/// 1,999,999,999,111 cached tokens had a segment of that many synthetic token ids laid out
+/// before anything checked the figure (8 GB within 40 s, then the allocator's limit). A bill is
+/// now held to the session token budget before layout, and the log's distinct content after
+/// each request: exit 2 naming the interaction, at once.
+#[test]
+fn request_log_billing_past_the_token_budget_is_refused_before_layout() {
+    let cassette = |reads: &[u64]| {
+        let mut y = String::from("interactions:\n");
+        for r in reads {
+            y.push_str(&format!(
+                "- request:\n    method: POST\n    uri: https://api.anthropic.com/v1/messages\n  \
+                 response:\n    parsed_body:\n      type: message\n      usage:\n        \
+                 input_tokens: 3\n        cache_read_input_tokens: {r}\n        \
+                 cache_creation_input_tokens: 0\n        output_tokens: 9\n"
+            ));
+        }
+        y
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.yaml");
+    let explain = |text: String, limit: &str| {
+        std::fs::write(&log, text).unwrap();
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_plancache"))
+            .args([
+                "explain",
+                log.to_str().unwrap(),
+                "--max-session-tokens",
+                limit,
+            ])
+            .output()
+            .unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = explain(cassette(&[1_000, 1_999_999_999_111]), "25000000");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("interaction 2")
+            && err.contains("prompt is 1999999999114 tokens")
+            && err.contains("above the session limit of 25000000")
+            && err.contains("--max-session-tokens"),
+        "{err}"
+    );
+    // The first interaction alone reads.
+    let (code, err) = explain(cassette(&[1_000]), "25000000");
+    assert_eq!(code, Some(0), "{err}");
+    // Interactions each under the limit whose distinct content together passes it: refused at
+    // the one where it does (150,003 distinct tokens each against 1,000,000).
+    let (code, err) = explain(cassette(&[150_000; 10]), "1000000");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("interaction 7")
+            && err.contains("distinct content reaches 1050021 tokens")
+            && err.contains("limit of 1000000"),
+        "{err}"
+    );
+}

@@ -27,8 +27,12 @@ import time
 
 def sessions(directory):
     paths = sorted(glob.glob(os.path.join(directory, "session-*.jsonl")))
+    paths += sorted(glob.glob(os.path.join(directory, "pool-*.jsonl")))
     if not paths:
-        sys.exit(f"{directory}: no session-*.jsonl files (run the export_tokens example first)")
+        sys.exit(
+            f"{directory}: no session-*.jsonl or pool-*.jsonl files "
+            "(run the export_tokens example first)"
+        )
     for path in paths:
         with open(path) as f:
             meta = json.loads(f.readline())
@@ -41,18 +45,31 @@ def reasoning_ids(meta, counter, n):
     return [base + (counter + i) % (2**32 - base) for i in range(n)], counter + n
 
 
-def overlapping(reqs):
+def overlapping(reqs, shared_pool=False, block=16):
     """Indices of requests sent while an earlier one had not begun its response: plancache
-    treats that one's entries as in flight, an engine that allocates at schedule time does not."""
-    out = set()
+    treats that one's entries as in flight, an engine that allocates at schedule time does not.
+    Also those sent while another stream's request was decoding. On a shared pool (several
+    sessions), only an earlier request that shares the first block of the prompt (same model)
+    counts: one with no content in common changes nothing but the pool's room, which the
+    replay follows in plancache's order."""
+
+    def key(r):
+        return (r["model"], tuple(r["prompt"][:block])) if shared_pool else None
+
+    out, active = set(), []
     for i, r in enumerate(reqs):
-        for p in reqs[:i]:
-            if p["sent_at_ms"] <= r["sent_at_ms"] < p["visible_at_ms"] or (
-                p["visible_at_ms"] <= r["sent_at_ms"] < p["completed_at_ms"]
-                and p["stream"] != r["stream"]
+        t = r["sent_at_ms"]
+        active = [p for p in active if p["completed_at_ms"] > t]
+        k = key(r)
+        for p in active:
+            if shared_pool and key(p) != k:
+                continue
+            if p["sent_at_ms"] <= t < p["visible_at_ms"] or (
+                p["visible_at_ms"] <= t and p["stream"] != r["stream"]
             ):
                 out.add(i)
                 break
+        active.append(r)
     return out
 
 
@@ -105,6 +122,8 @@ def replay_vllm(meta, reqs):
             # Decode: every generated token but the last is fed back and computed.
             req.append_output_token_ids(gen)
             if len(gen) > 1 and mgr.allocate_slots(req, len(gen) - 1) is None:
+                # The scheduler would preempt; the prompt's blocks are freed at completion.
+                running.append((r["completed_at_ms"], i, req))
                 out.append((hit, "pool full"))
                 continue
             req.num_computed_tokens += len(gen) - 1
@@ -175,10 +194,13 @@ def main():
     evicting = 0
     shown = 0
     n_sessions = 0
+    n_pools = 0
     for path, meta, reqs in sessions(args.dir):
-        n_sessions += 1
+        n_sessions += len(meta.get("sessions", meta.get("traces", [0])))
         got = replay(meta, reqs)
-        over = overlapping(reqs)
+        pool = "pool" in meta or "traces" in meta
+        n_pools += pool
+        over = overlapping(reqs, pool, meta["block_size"])
         small = meta["capacity_blocks"] < 32768 if key == "paged" else meta["capacity_tokens"] < 524288
         evicting += small
         for i, ((hit, note), r) in enumerate(zip(got, reqs)):
@@ -200,7 +222,9 @@ def main():
                 )
     seq_total, seq_agree = total - over_total, agree - over_agree
     print(f"{args.engine} {pkg.__version__} vs plancache {key}: {n_sessions} sessions "
-          f"({evicting} on a pool small enough to evict), {total} requests")
+          f"in {n_pools} shared pools, " if n_pools else
+          f"{args.engine} {pkg.__version__} vs plancache {key}: {n_sessions} sessions ", end="")
+    print(f"({evicting} files on a pool small enough to evict), {total} requests")
     print(f"  agree on {agree}/{total} requests = {100.0 * agree / max(total, 1):.2f} %")
     print(f"  sequential requests: {seq_agree}/{seq_total}; requests overlapping an earlier "
           f"one's prefill or another stream's decode: {over_agree}/{over_total}")

@@ -415,9 +415,83 @@ fn segments_of(
     }
 }
 
+/// The distinct content a log's requests lay out (each segment once, however many requests
+/// repeat it), held to the session token budget (`--max-session-tokens`) as a scenario's is: a
+/// request's content is laid out as token ids, so a billed figure from the log must be checked
+/// before it becomes an allocation.
+#[derive(Default)]
+struct Content {
+    /// Segments laid out so far (id and length).
+    seen: std::collections::HashSet<(ContentId, usize)>,
+    /// Their tokens.
+    tokens: u64,
+}
+
+impl Content {
+    fn limit() -> u64 {
+        crate::budget::Budget::current().max_session_tokens
+    }
+
+    fn over(path: &Path, ex: &Exchange, what: String) -> LogError {
+        LogError::new(
+            path,
+            &ex.place,
+            format!("{what}, above the session limit of {}", Content::limit()),
+            format!("raise {} if the log is right", crate::budget::TOKENS_FLAG),
+        )
+    }
+
+    /// Before laying out a request: what its bill (or its exported segment lengths) says it
+    /// sent bounds the tokens laid out for it.
+    fn check_bill(&self, path: &Path, ex: &Exchange) -> Result<(), LogError> {
+        let sum3 = |a: u64, b: u64, c: u64| a.saturating_add(b).saturating_add(c);
+        let billed = ex.usage.as_ref().map_or(0, |u| {
+            u.iterations
+                .iter()
+                .map(|i| sum3(i.input, i.creation, i.read))
+                .fold(sum3(u.input, u.creation, u.read), u64::max)
+        });
+        let given: u64 = ex
+            .segment_tokens
+            .iter()
+            .flatten()
+            .map(|&n| u64::from(n))
+            .sum();
+        match billed.max(given) {
+            n if n > Content::limit() => Err(Content::over(
+                path,
+                ex,
+                format!("the request's prompt is {n} tokens"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// After laying out a request: adds its new segments.
+    fn add(&mut self, path: &Path, ex: &Exchange, segs: &[Arc<Segment>]) -> Result<(), LogError> {
+        for s in segs {
+            if self.seen.insert((s.id, s.len())) {
+                self.tokens = self.tokens.saturating_add(s.len() as u64);
+            }
+        }
+        if self.tokens > Content::limit() {
+            return Err(Content::over(
+                path,
+                ex,
+                format!(
+                    "the log's distinct content reaches {} tokens here",
+                    self.tokens
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Rebuilds every request of a log.
 pub fn build_log(path: &Path, exchanges: &[Exchange]) -> Result<BuiltLog, LogError> {
     let tok = Tokenizer::new(Encoding::O200kBase);
+    let mut content = Content::default();
     let (times, timed) = clock(exchanges);
     let mut streams: Vec<StreamState> = Vec::new();
     let mut out: Vec<BuiltRequest> = Vec::new();
@@ -433,7 +507,9 @@ pub fn build_log(path: &Path, exchanges: &[Exchange]) -> Result<BuiltLog, LogErr
             .map(|b| b.model.clone())
             .or_else(|| ex.model_hint.clone())
             .unwrap_or_else(|| "unknown".into());
+        content.check_bill(path, ex)?;
         let (segs, fit, stream, warm) = segments_of(&tok, ex, body.as_ref(), &mut streams, &out);
+        content.add(path, ex, &segs)?;
         let ttfb = match (ex.sent_at_ms, ex.received_at_ms) {
             (Some(s), Some(r)) if r >= s => Some(r - s),
             _ => None,
