@@ -32,7 +32,10 @@ pub struct Iteration {
 impl Iteration {
     /// The whole prompt of this pass.
     pub fn prompt(&self) -> u64 {
-        self.input + self.creation + self.read
+        // Saturating: a log's figures are untrusted; a sum past u64 is refused by the budget.
+        self.input
+            .saturating_add(self.creation)
+            .saturating_add(self.read)
     }
 }
 
@@ -56,7 +59,10 @@ pub struct Usage {
 impl Usage {
     /// The billed prompt: input + cache creation + cache read.
     pub fn prompt(&self) -> u64 {
-        self.input + self.creation + self.read
+        // Saturating: a log's figures are untrusted; a sum past u64 is refused by the budget.
+        self.input
+            .saturating_add(self.creation)
+            .saturating_add(self.read)
     }
 
     /// Reads a `usage` object of any of the documented shapes.
@@ -197,4 +203,34 @@ pub fn verdict(response: &Value) -> Option<String> {
         Some(n) => format!("{reason} ({n} tokens missed)"),
         None => reason.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_past_u64_saturates_instead_of_overflowing() {
+        let u = Usage {
+            input: u64::MAX,
+            creation: 5,
+            read: 7,
+            ..Usage::default()
+        };
+        assert_eq!(u.prompt(), u64::MAX);
+        let i = Iteration {
+            input: 2,
+            creation: u64::MAX - 1,
+            read: 9,
+            ..Iteration::default()
+        };
+        assert_eq!(i.prompt(), u64::MAX);
+        let small = Usage {
+            input: 1,
+            creation: 2,
+            read: 3,
+            ..Usage::default()
+        };
+        assert_eq!(small.prompt(), 6);
+    }
 }
