@@ -385,7 +385,7 @@ pub fn run(
     }
     progress.set_length(2 * sessions.len() as u64);
     progress.set_message("reading");
-    let (loaded, times, mut failures) = read_all(sessions, !opts.predict, progress);
+    let (loaded, times, failures) = read_all(sessions, !opts.predict, progress);
     let sel = &opts.selection;
     let chosen: Vec<bool> = loaded
         .iter()
@@ -427,42 +427,24 @@ pub fn run(
     if !opts.predict {
         whatif.clear();
     }
-    let mut outcomes = Vec::new();
-    let mut excluded = Vec::new();
-    let (mut files, mut bytes) = (0, 0);
+    let mut tally = Tally {
+        whatif,
+        failures,
+        ..Tally::default()
+    };
     for (i, (l, r)) in loaded.into_iter().zip(replayed).enumerate() {
-        let Some(r) = r else { continue };
-        let (requests, runs) = match r {
-            Ok(x) => x,
-            Err(message) => {
-                failures.push(Failure {
-                    session: label(&l.files),
-                    message: locate::locate(&l, &message),
-                });
-                continue;
-            }
-        };
-        match runs {
-            Ok(runs) => add_whatif(&mut whatif, &runs, sel),
-            Err(message) => excluded.push(Failure {
-                session: label(&l.files),
-                message: locate::locate(&l, &message),
-            }),
+        if let Some(r) = r {
+            tally.add(i, l, r, &placed, &ids, sel);
         }
-        files += l.files.files().len();
-        bytes += l.bytes;
-        outcomes.push(SessionOutcome {
-            warm_from: placed.warm(None, i).map(|w| ids[w].clone()),
-            kept_warm: placed.kept(None, i),
-            skipped_records: l.transcript.skipped.len(),
-            requests: requests
-                .into_iter()
-                .filter(|q| sel.in_window(q.sent_at_ms))
-                .collect(),
-            files: l.files,
-            bytes: l.bytes,
-        });
     }
+    let Tally {
+        whatif,
+        failures,
+        outcomes,
+        excluded,
+        files,
+        bytes,
+    } = tally;
     progress.finish_and_clear();
     Ok(Account {
         options: opts.clone(),
@@ -474,6 +456,66 @@ pub fn run(
         bytes,
         predicted: opts.predict,
     })
+}
+
+/// What the sessions of a run add up to, gathered session by session in input order.
+#[derive(Default)]
+struct Tally {
+    /// The harness setting's row, then one per what-if setting.
+    whatif: Vec<WhatIf>,
+    /// Sessions that could not be read or replayed.
+    failures: Vec<Failure>,
+    /// The sessions counted.
+    outcomes: Vec<SessionOutcome>,
+    /// Sessions counted whose what-if replays failed (left out of the what-if rows).
+    excluded: Vec<Failure>,
+    /// Files and bytes of the sessions counted.
+    files: usize,
+    bytes: u64,
+}
+
+impl Tally {
+    /// Adds session `i`'s replay (or its failure).
+    fn add(
+        &mut self,
+        i: usize,
+        l: load::LoadedSession,
+        r: Result<Replayed, String>,
+        placed: &Placed,
+        ids: &[String],
+        sel: &select::Selection,
+    ) {
+        let (requests, runs) = match r {
+            Ok(x) => x,
+            Err(message) => {
+                self.failures.push(Failure {
+                    session: label(&l.files),
+                    message: locate::locate(&l, &message),
+                });
+                return;
+            }
+        };
+        match runs {
+            Ok(runs) => add_whatif(&mut self.whatif, &runs, sel),
+            Err(message) => self.excluded.push(Failure {
+                session: label(&l.files),
+                message: locate::locate(&l, &message),
+            }),
+        }
+        self.files += l.files.files().len();
+        self.bytes += l.bytes;
+        self.outcomes.push(SessionOutcome {
+            warm_from: placed.warm(None, i).map(|w| ids[w].clone()),
+            kept_warm: placed.kept(None, i),
+            skipped_records: l.transcript.skipped.len(),
+            requests: requests
+                .into_iter()
+                .filter(|q| sel.in_window(q.sent_at_ms))
+                .collect(),
+            files: l.files,
+            bytes: l.bytes,
+        });
+    }
 }
 
 /// Adds one session's runs to the what-if rows (requests within the selection's days; a

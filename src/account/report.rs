@@ -96,11 +96,20 @@ pub fn cost_by_day(a: &Account) -> CostByDay {
 }
 
 fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
+    let mut b = overview_blocks(a, top);
+    break_blocks(a, prices, top, &mut b);
+    whatif_blocks(a, &mut b);
+    failure_blocks(a, &mut b);
+    b
+}
+
+/// The account's paragraph, totals and breakdowns, up to the breaks' heading.
+fn overview_blocks(a: &Account, top: usize) -> Vec<Block> {
     let o = &a.options;
     let all = aggregate::overall(&a.sessions);
     let warm = a.sessions.iter().filter(|s| s.warm_from.is_some()).count();
     let kept = a.sessions.iter().filter(|s| s.kept_warm).count();
-    let mut b = vec![
+    vec![
         Block::Heading("Account".into()),
         Block::Para(format!(
             "{} sessions ({} files, {:.1} MB) replayed with strategy `{}` on cache model `{}` (Codex sessions: `openai`) and the TTLs each transcript wrote. Leading tools/system block shared across sessions: {}. A break is a request reading less than {:.0}% of the previous prompt of its stream. Predictions come from the transcripts' text, sizes and send times; billed figures are the usage records, shown beside them and never used to make them. Cost = input side at the model's prices + logged output tokens (the same on both sides).",
@@ -127,7 +136,11 @@ fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
         Block::Heading("By model".into()),
         breakdown_table(a, By::Model),
         Block::Heading(format!("Top {top} breaks (predicted, by tokens processed again)")),
-    ];
+    ]
+}
+
+/// The top predicted breaks, by tokens processed again.
+fn break_blocks(a: &Account, prices: &PriceTable, top: usize, b: &mut Vec<Block>) {
     let breaks = aggregate::top_breaks(&a.sessions, prices, top);
     if breaks.is_empty() {
         b.push(Block::Para("No predicted break.".into()));
@@ -171,6 +184,10 @@ fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
                 .collect(),
         ));
     }
+}
+
+/// The what-if settings beside the harness's own, with the cheapest named.
+fn whatif_blocks(a: &Account, b: &mut Vec<Block>) {
     b.push(Block::Heading("What if".into()));
     let base = a.whatif.first().map_or(0.0, |w| w.total_usd());
     b.push(Block::Para(format!(
@@ -236,6 +253,10 @@ fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
             })
             .collect(),
     ));
+}
+
+/// The sessions left out of the figures or of the what-ifs, and why.
+fn failure_blocks(a: &Account, b: &mut Vec<Block>) {
     if !a.failures.is_empty() || !a.whatif_excluded.is_empty() {
         b.push(Block::Heading("Sessions not counted".into()));
         b.push(Block::Table(
@@ -251,7 +272,6 @@ fn blocks(a: &Account, prices: &PriceTable, top: usize) -> Vec<Block> {
                 .collect(),
         ));
     }
-    b
 }
 
 /// account.md (the chart as a link to `cost-by-day.svg`).

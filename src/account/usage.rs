@@ -234,10 +234,7 @@ pub fn read_codex(path: &Path) -> Result<Transcript, String> {
     let token_count = memchr::memmem::Finder::new(b"token_count");
     let turn_context = memchr::memmem::Finder::new(b"turn_context");
     let response_item = memchr::memmem::Finder::new(b"response_item");
-    let mut items = Vec::new();
-    let mut model = String::new();
-    let mut first_at: Option<u64> = None;
-    let mut last_total: Option<serde_json::Value> = None;
+    let mut bill = CodexBill::default();
     let mut line = Vec::new();
     let (mut n, mut lines) = (0, 0);
     loop {
@@ -255,70 +252,105 @@ pub fn read_codex(path: &Path) -> Result<Transcript, String> {
         lines += 1;
         let wanted = token_count.find(&line).is_some()
             || turn_context.find(&line).is_some()
-            || (first_at.is_none() && response_item.find(&line).is_some());
+            || (bill.first_at.is_none() && response_item.find(&line).is_some());
         // A line that is not UTF-8 is skipped whole, as the importer skips it.
         if !wanted || std::str::from_utf8(&line).is_err() {
             continue;
         }
-        let Ok(r) = serde_json::from_slice::<CodexRecord<'_>>(&line) else {
-            continue;
-        };
+        if let Ok(r) = serde_json::from_slice::<CodexRecord<'_>>(&line) {
+            bill.record(r, n);
+        }
+    }
+    Ok(codex_transcript(path, bill.items, lines))
+}
+
+/// What a Codex rollout's records have billed so far.
+#[derive(Default)]
+struct CodexBill {
+    /// The requests billed, in order.
+    items: Vec<Item>,
+    /// The model of the latest `turn_context`.
+    model: String,
+    /// When the request in progress sent its first reply item.
+    first_at: Option<u64>,
+    /// The previous running total, cache counts left out (a repeat bills nothing).
+    last_total: Option<serde_json::Value>,
+}
+
+impl CodexBill {
+    /// Follows one record (line `n`).
+    fn record(&mut self, r: CodexRecord<'_>, n: usize) {
         let Some(at_ms) = r.timestamp.as_deref().and_then(parse_time_ms) else {
-            continue;
+            return;
         };
-        let Some(p) = r.payload else { continue };
+        let Some(p) = r.payload else { return };
         match (r.kind.as_deref(), p.kind.as_deref()) {
             (Some("turn_context"), _) => {
                 if let Some(m) = p.model {
-                    model = m.into_owned();
+                    self.model = m.into_owned();
                 }
             }
             (Some("response_item"), Some("message")) if p.role.as_deref() == Some("assistant") => {
-                first_at.get_or_insert(at_ms);
+                self.first_at.get_or_insert(at_ms);
             }
             (
                 Some("response_item"),
                 Some("function_call" | "custom_tool_call" | "local_shell_call" | "reasoning"),
             ) => {
-                first_at.get_or_insert(at_ms);
+                self.first_at.get_or_insert(at_ms);
             }
             (Some("event_msg"), Some("token_count")) => {
-                let Some(info) = p.info else { continue };
-                let Some(u) = info.get("last_token_usage") else {
-                    continue;
-                };
-                if let Some(total) = info.get("total_token_usage").map(without_cache_counts) {
-                    if last_total.as_ref() == Some(&total) {
-                        continue;
-                    }
-                    last_total = Some(total);
+                if let Some(info) = p.info {
+                    self.token_count(&info, at_ms, n);
                 }
-                let get = |k: &str| u.get(k).and_then(serde_json::Value::as_u64);
-                let Some(input) = get("input_tokens") else {
-                    continue;
-                };
-                let cached = get("cached_input_tokens").unwrap_or(0).min(input);
-                items.push(Item::Request(ApiRequest {
-                    request_id: format!("turn-{}", items.len() + 1),
-                    line: n,
-                    first_at_ms: first_at.take().unwrap_or(at_ms),
-                    model: model.clone(),
-                    usage: Usage {
-                        input_tokens: input - cached,
-                        cache_creation_input_tokens: 0,
-                        cache_read_input_tokens: cached,
-                        creation_5m: None,
-                        creation_1h: None,
-                        output_tokens: get("output_tokens").unwrap_or(0),
-                        reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
-                    },
-                    blocks: Vec::new(),
-                }));
             }
             _ => {}
         }
     }
-    Ok(Transcript {
+
+    /// A `token_count` event: a request when its running total moved.
+    fn token_count(
+        &mut self,
+        info: &serde_json::Map<String, serde_json::Value>,
+        at_ms: u64,
+        n: usize,
+    ) {
+        let Some(u) = info.get("last_token_usage") else {
+            return;
+        };
+        if let Some(total) = info.get("total_token_usage").map(without_cache_counts) {
+            if self.last_total.as_ref() == Some(&total) {
+                return;
+            }
+            self.last_total = Some(total);
+        }
+        let get = |k: &str| u.get(k).and_then(serde_json::Value::as_u64);
+        let Some(input) = get("input_tokens") else {
+            return;
+        };
+        let cached = get("cached_input_tokens").unwrap_or(0).min(input);
+        self.items.push(Item::Request(ApiRequest {
+            request_id: format!("turn-{}", self.items.len() + 1),
+            line: n,
+            first_at_ms: self.first_at.take().unwrap_or(at_ms),
+            model: self.model.clone(),
+            usage: Usage {
+                input_tokens: input - cached,
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: cached,
+                creation_5m: None,
+                creation_1h: None,
+                output_tokens: get("output_tokens").unwrap_or(0),
+                reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
+            },
+            blocks: Vec::new(),
+        }));
+    }
+}
+
+/// A rollout's billed requests as a one-stream transcript.
+fn codex_transcript(path: &Path, items: Vec<Item>, lines: usize) -> Transcript {
+    Transcript {
         source: path.display().to_string(),
         name: path
             .file_stem()
@@ -335,7 +367,7 @@ pub fn read_codex(path: &Path) -> Result<Transcript, String> {
         }],
         lines,
         ..Transcript::default()
-    })
+    }
 }
 
 /// A running total without its cache counts, as the importer compares them.

@@ -530,6 +530,151 @@ fn cacheable_breakpoints(
         .collect()
 }
 
+/// What the prewarm of a request's head needs of it.
+struct Head<'a> {
+    /// The prompt's prefix hashes and token ends, per segment.
+    hashes: &'a [u64],
+    ends: &'a [u64],
+    /// The model's minimum cacheable prompt.
+    min: u64,
+    /// The request's send time.
+    now: u64,
+    /// Kept warm by other sessions for ever (not only written before this one).
+    kept: bool,
+}
+
+/// Cross-session sharing: the entries of the request's tools/system breakpoints already exist
+/// (written by earlier sessions of the account, or kept warm by them).
+fn prewarm_head(
+    config: &BreakpointConfig,
+    entries: &mut common::HashKeyed<u64, Entry>,
+    req: &Request,
+    bps: &[Breakpoint],
+    h: &Head<'_>,
+) {
+    for &(i, ttl) in bps {
+        if req.segments[i].level < Level::Messages && h.ends[i] >= h.min && h.ends[i] > 0 {
+            let ttl_ms = match ttl {
+                Ttl::FiveMinutes => config.ttl_5m.as_millis() as u64,
+                Ttl::OneHour => config.ttl_1h.as_millis() as u64,
+            };
+            let expires_at = if h.kept {
+                u64::MAX
+            } else {
+                ttl_ms.max(h.now + 1)
+            };
+            let e = entries.entry(h.hashes[i]).or_insert(Entry {
+                visible_at: 0,
+                expires_at,
+                ttl_ms,
+            });
+            e.expires_at = e.expires_at.max(expires_at);
+            e.ttl_ms = e.ttl_ms.max(ttl_ms);
+            e.visible_at = e.visible_at.min(h.now);
+        }
+    }
+}
+
+/// The reads: each breakpoint looks back at most `lookback` positions (0: all) for a live
+/// entry, which the hit renews; returns the last segment read, noting every hash read in `read`.
+fn read_breakpoints(
+    lookback: usize,
+    entries: &mut common::HashKeyed<u64, Entry>,
+    bps: &[Breakpoint],
+    hashes: &[u64],
+    now: u64,
+    read: &mut Vec<u64>,
+) -> Option<usize> {
+    let mut hit: Option<usize> = None;
+    for &(i, _) in bps {
+        let span = if lookback == 0 {
+            i + 1
+        } else {
+            lookback.min(i + 1)
+        };
+        for p in (i + 1 - span..=i).rev() {
+            if let Some(e) = entries.get_mut(&hashes[p]) {
+                if live(e, now) {
+                    // The hit renews the entry's own TTL, whatever the reading breakpoint's
+                    // class.
+                    e.expires_at = e.expires_at.max(now.saturating_add(e.ttl_ms));
+                    read.push(hashes[p]);
+                    hit = hit.max(Some(p));
+                    break;
+                }
+            }
+        }
+    }
+    hit
+}
+
+/// Where the 1 h writes end (`b`) and where all writes end (`c`), given the read end `a` and
+/// the breakpoints long enough to be cached (A10: read, then 1 h, then 5 m).
+fn write_ends(eligible: &[&Breakpoint], ends: &[u64], a: u64) -> (u64, u64) {
+    let c = eligible
+        .iter()
+        .map(|(i, _)| ends[*i])
+        .max()
+        .unwrap_or(0)
+        .max(a);
+    let b = eligible
+        .iter()
+        .filter(|(i, ttl)| *ttl == Ttl::OneHour && ends[*i] > a)
+        .map(|(i, _)| ends[*i])
+        .max()
+        .unwrap_or(a)
+        .max(a);
+    (b, c)
+}
+
+/// Why the last entry among `hashes` (a prompt's hashes past what was read) was not read:
+/// not visible yet, expired, or beyond every breakpoint's lookback; `None` with no entry.
+fn unread_entry(
+    entries: &common::HashKeyed<u64, Entry>,
+    hashes: &[u64],
+    now: u64,
+) -> Option<BreakReason> {
+    let e = hashes.iter().rev().find_map(|h| entries.get(h))?;
+    Some(if e.visible_at > now {
+        BreakReason::InFlight
+    } else if e.expires_at <= now {
+        BreakReason::TtlExpired
+    } else {
+        BreakReason::LookbackExceeded
+    })
+}
+
+/// The first segment from `start` whose prefix no earlier prompt had (`known` segments of the
+/// stream's prompt were seen).
+fn first_unseen(
+    seen: &common::HashKeyed<u64, ()>,
+    hashes: &[u64],
+    start: usize,
+    known: usize,
+    n: usize,
+) -> Option<usize> {
+    if start <= known {
+        (known < n).then_some(known)
+    } else {
+        (start..n).find(|&p| !seen.contains_key(&hashes[p]))
+    }
+}
+
+/// A request's outcome (no stop yet): `a` tokens read, then 1 h writes to `b` and 5 m writes
+/// to `c`, the rest uncached.
+fn split_prompt(prompt: u64, a: u64, (b, c): (u64, u64), rejected: Option<String>) -> CacheOutcome {
+    CacheOutcome {
+        prompt_tokens: prompt,
+        cached_tokens: a,
+        write_1h_tokens: b - a,
+        write_5m_tokens: c - b,
+        uncached_input_tokens: prompt - c,
+        stop: None,
+        rejected,
+        storage_token_seconds: 0,
+    }
+}
+
 fn live(e: &Entry, now: u64) -> bool {
     e.visible_at <= now && now < e.expires_at
 }
@@ -568,47 +713,26 @@ impl CacheModel for BreakpointCache {
         let ends = cursor.ends();
         // Cross-session sharing: the tools/system entries already exist.
         if prewarm && (first || kept) {
-            for &(i, ttl) in &bps {
-                if req.segments[i].level < Level::Messages && ends[i] >= min && ends[i] > 0 {
-                    let ttl_ms = match ttl {
-                        Ttl::FiveMinutes => self.config.ttl_5m.as_millis() as u64,
-                        Ttl::OneHour => self.config.ttl_1h.as_millis() as u64,
-                    };
-                    let expires_at = if kept { u64::MAX } else { ttl_ms.max(now + 1) };
-                    let e = state.entries.entry(hashes[i]).or_insert(Entry {
-                        visible_at: 0,
-                        expires_at,
-                        ttl_ms,
-                    });
-                    e.expires_at = e.expires_at.max(expires_at);
-                    e.ttl_ms = e.ttl_ms.max(ttl_ms);
-                    e.visible_at = e.visible_at.min(now);
-                }
-            }
+            let head = Head {
+                hashes,
+                ends,
+                min,
+                now,
+                kept,
+            };
+            prewarm_head(&self.config, &mut state.entries, req, &bps, &head);
         }
         let had_entries = !state.entries.is_empty();
         // Reads: per breakpoint, look back at most `lookback` positions (A5).
-        let mut hit: Option<usize> = None;
         st.read.clear();
-        for &(i, _) in &bps {
-            let span = if self.config.lookback == 0 {
-                i + 1
-            } else {
-                self.config.lookback.min(i + 1)
-            };
-            for p in (i + 1 - span..=i).rev() {
-                if let Some(e) = state.entries.get_mut(&hashes[p]) {
-                    if live(e, now) {
-                        // The hit renews the entry's own TTL, whatever the reading
-                        // breakpoint's class.
-                        e.expires_at = e.expires_at.max(now.saturating_add(e.ttl_ms));
-                        st.read.push(hashes[p]);
-                        hit = hit.max(Some(p));
-                        break;
-                    }
-                }
-            }
-        }
+        let hit = read_breakpoints(
+            self.config.lookback,
+            &mut state.entries,
+            &bps,
+            hashes,
+            now,
+            &mut st.read,
+        );
         let a = hit.map_or(0, |p| ends[p]);
         // Writes: A/B/C (A10) over the breakpoints long enough to be cached (A7).
         let cacheable = cacheable_breakpoints(&self.config, &bps, ends, min);
@@ -617,46 +741,13 @@ impl CacheModel for BreakpointCache {
             .zip(&cacheable)
             .filter_map(|(b, &ok)| ok.then_some(b))
             .collect();
-        let c = eligible
-            .iter()
-            .map(|(i, _)| ends[*i])
-            .max()
-            .unwrap_or(0)
-            .max(a);
-        let b = eligible
-            .iter()
-            .filter(|(i, ttl)| *ttl == Ttl::OneHour && ends[*i] > a)
-            .map(|(i, _)| ends[*i])
-            .max()
-            .unwrap_or(a)
-            .max(a);
-        let mut outcome = CacheOutcome {
-            prompt_tokens: prompt,
-            cached_tokens: a,
-            write_1h_tokens: b - a,
-            write_5m_tokens: c - b,
-            uncached_input_tokens: prompt - c,
-            stop: None,
-            rejected,
-            storage_token_seconds: 0,
-        };
+        let mut outcome = split_prompt(prompt, a, write_ends(&eligible, ends, a), rejected);
         if a < prompt {
             let start = hit.map_or(0, |p| p + 1);
             let reason_at = |reason, seg: usize| cursor.stop_at(n, cursor.start(seg), reason);
             outcome.stop = if first && !had_entries {
                 cursor.stop_at(n, 0, common::cold_reason(others))
-            } else if let Some(p) = (start..hashes.len())
-                .rev()
-                .find(|&p| state.entries.contains_key(&hashes[p]))
-            {
-                let e = state.entries[&hashes[p]];
-                let reason = if e.visible_at > now {
-                    BreakReason::InFlight
-                } else if e.expires_at <= now {
-                    BreakReason::TtlExpired
-                } else {
-                    BreakReason::LookbackExceeded
-                };
+            } else if let Some(reason) = unread_entry(&state.entries, &hashes[start..], now) {
                 reason_at(reason, start)
             } else if let Some(stop) = cursor.departure_stop(departure) {
                 Some(stop)
@@ -675,12 +766,7 @@ impl CacheModel for BreakpointCache {
                 reason_at(BreakReason::NotWritten, start)
             } else {
                 // The first block no earlier prompt had at this place: the prefix changed there.
-                let first_unseen = if start <= known {
-                    (known < n).then_some(known)
-                } else {
-                    (start..n).find(|&p| !state.seen.contains_key(&hashes[p]))
-                };
-                match first_unseen {
+                match first_unseen(&state.seen, hashes, start, known, n) {
                     Some(q) => reason_at(BreakReason::PrefixChanged, q),
                     None => reason_at(BreakReason::NotWritten, start),
                 }

@@ -356,6 +356,74 @@ impl PagedCache {
         }
     }
 
+    /// Allocates (or finds) the request's blocks from `known` on, each linked to the one before:
+    /// the chain grows in `chain`; the rest of what the store needs comes back.
+    fn link_blocks(
+        &mut self,
+        mk: u64,
+        hashes: &[u64],
+        known: usize,
+        t: &Times,
+        start_vis: u64,
+        chain: &mut Vec<(usize, u64)>,
+    ) -> Linked {
+        let bs = self.config.block_size.max(1);
+        let mut out = Linked {
+            first_copy: usize::MAX,
+            chain_vis: start_vis,
+            prev: chain.last().map_or(NIL, |&(id, _)| id),
+            extra: Vec::new(),
+            stored_upto: known * bs,
+            full_pool: false,
+        };
+        if out.prev != NIL {
+            self.pin(out.prev);
+        }
+        for (i, h) in hashes.iter().enumerate().skip(known) {
+            // Prompt blocks are cached when the request is scheduled (allocation); a request
+            // scheduled later finds them. Generated blocks are counted once the reply is done.
+            let vis = if i < t.prompt_blocks {
+                t.now
+            } else {
+                t.completed
+            };
+            let found = if i < t.hit {
+                self.find(&(mk, *h), t.now)
+            } else {
+                None
+            };
+            let id = match found {
+                Some(id) => {
+                    self.pin(id);
+                    id
+                }
+                None => match self.fill(Some((mk, *h)), out.prev, vis) {
+                    Some(id) => id,
+                    None => {
+                        out.full_pool = true; // every block is pinned: the rest is not cached
+                        break;
+                    }
+                },
+            };
+            if out.prev != NIL {
+                if self.blocks[id].parent == out.prev {
+                    self.unpin(out.prev);
+                } else {
+                    out.extra.push((out.prev, i as u64 - 1));
+                }
+            }
+            let linked = self.blocks[id].parent == out.prev;
+            out.prev = id;
+            if (self.blocks[id].copy || !linked) && out.first_copy == usize::MAX {
+                out.first_copy = i;
+            }
+            out.chain_vis = out.chain_vis.max(self.blocks[id].visible_at);
+            chain.push((id, self.blocks[id].generation));
+            out.stored_upto = (i + 1) * bs;
+        }
+        out
+    }
+
     /// The block holding `k` that a lookup at `now` finds: the oldest, or else the oldest copy
     /// already readable.
     fn find(&self, k: &(u64, u64), now: u64) -> Option<usize> {
@@ -411,6 +479,34 @@ fn find(
         .iter()
         .copied()
         .find(|&c| blocks[c].visible_at <= now)
+}
+
+/// When a store's blocks become visible, and how many the lookup found.
+struct Times {
+    /// The request's send time: its prompt blocks are allocated then.
+    now: u64,
+    /// When its reply completed: its generated blocks are cached then.
+    completed: u64,
+    /// Full blocks of the prompt (the rest are generated).
+    prompt_blocks: usize,
+    /// Blocks the lookup found (shared, not allocated).
+    hit: usize,
+}
+
+/// What linking a request's blocks leaves for the rest of its store.
+struct Linked {
+    /// The first block that is a younger copy or not linked to its predecessor (none: MAX).
+    first_copy: usize,
+    /// The latest visibility of a block of the chain.
+    chain_vis: u64,
+    /// The chain's last block (NIL: none).
+    prev: usize,
+    /// Blocks pinned off the chain (a found block whose parent differs), with their index.
+    extra: Vec<(usize, u64)>,
+    /// Tokens covered by the stored blocks.
+    stored_upto: usize,
+    /// Every block was pinned: the rest of the request is not cached.
+    full_pool: bool,
 }
 
 /// How many leading blocks of `chain` still hold `hashes` (cached blocks form prefix-closed
@@ -555,53 +651,21 @@ impl CacheModel for PagedCache {
             0
         };
         chain.truncate(known);
-        let mut first_copy = usize::MAX;
-        let mut chain_vis = if known > 0 { st.chain_vis } else { 0 };
-        let mut prev = chain.last().map_or(NIL, |&(id, _)| id);
-        if prev != NIL {
-            self.pin(prev);
-        }
-        let mut extra: Vec<(usize, u64)> = Vec::new();
-        let mut stored_upto = known * bs;
-        let mut full_pool = false;
-        for (i, h) in hashes.iter().enumerate().skip(known) {
-            // Prompt blocks are cached when the request is scheduled (allocation); a request
-            // scheduled later finds them. Generated blocks are counted once the reply is done.
-            let vis = if i < prompt_blocks { now } else { completed };
-            let found = if i < hit {
-                self.find(&(mk, *h), now)
-            } else {
-                None
-            };
-            let id = match found {
-                Some(id) => {
-                    self.pin(id);
-                    id
-                }
-                None => match self.fill(Some((mk, *h)), prev, vis) {
-                    Some(id) => id,
-                    None => {
-                        full_pool = true; // every block is pinned: the rest is not cached
-                        break;
-                    }
-                },
-            };
-            if prev != NIL {
-                if self.blocks[id].parent == prev {
-                    self.unpin(prev);
-                } else {
-                    extra.push((prev, i as u64 - 1));
-                }
-            }
-            let linked = self.blocks[id].parent == prev;
-            prev = id;
-            if (self.blocks[id].copy || !linked) && first_copy == usize::MAX {
-                first_copy = i;
-            }
-            chain_vis = chain_vis.max(self.blocks[id].visible_at);
-            chain.push((id, self.blocks[id].generation));
-            stored_upto = (i + 1) * bs;
-        }
+        let times = Times {
+            now,
+            completed,
+            prompt_blocks,
+            hit,
+        };
+        let start_vis = if known > 0 { st.chain_vis } else { 0 };
+        let Linked {
+            first_copy,
+            chain_vis,
+            mut prev,
+            extra,
+            stored_upto,
+            full_pool,
+        } = self.link_blocks(mk, hashes, known, &times, start_vis, &mut chain);
         let mut held = chain.len() as u64;
         if !full_pool && computed % bs != 0 {
             // The partial last block holds a pool slot while the request runs.

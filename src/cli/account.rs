@@ -237,11 +237,6 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         ));
     }
     let (view, paths) = view_and_paths(&args);
-    let dirs = if paths.is_empty() {
-        default_dirs()?
-    } else {
-        paths
-    };
     let selection = Selection::from_flags(
         args.timezone.as_deref(),
         args.since.as_deref(),
@@ -250,21 +245,7 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         &args.start_of_week,
     )
     .map_err(|e| CliError::input(e.to_string()))?;
-    let mut sessions = sessions_of(&dirs)?;
-    if let Some(h) = super::common::transcript_kind(args.kind.as_deref(), "account")? {
-        for s in &mut sessions {
-            s.kind = h;
-        }
-    }
-    if sessions.is_empty() {
-        return Err(CliError::input(format!(
-            "no session transcript (*.jsonl) under {}\n  hint: Claude Code keeps them in ~/.claude/projects, Codex in ~/.codex/sessions",
-            dirs.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
+    let sessions = sessions(&args, paths)?;
     let env = super::common::replay_env(&args.pricing, args.cache_config.as_deref())?;
     let opts = AccountOptions {
         cache: cache[0].clone(),
@@ -275,18 +256,7 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         predict: !args.billed_only,
         ..AccountOptions::default()
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(0);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta} left)")
-        {
-            b.set_style(style.progress_chars("=> "));
-        }
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
-    let a = account::run(&sessions, &opts, &env, &bar).map_err(CliError::input)?;
+    let a = account::run(&sessions, &opts, &env, &progress_bar()).map_err(CliError::input)?;
     let why: Vec<String> = a
         .failures
         .iter()
@@ -312,23 +282,7 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
         print!("{}", account::table::render(&a, view));
     }
     if let Some(dir) = &args.out {
-        let md = account::report::markdown(&a, &env.prices, args.top);
-        let by_day = account::report::cost_by_day(&a);
-        let chart = crate::chart::svg(&by_day).map_err(CliError::input)?;
-        let html = account::report::html(&a, &env.prices, args.top, &chart);
-        let csv = account::report::csv(&a).map_err(CliError::input)?;
-        let sessions_csv = account::report::sessions_csv(&a).map_err(CliError::input)?;
-        // One transaction, as `report`: the six files together or the previous six.
-        let out = OutputDir::begin(dir, "account").map_err(CliError::input)?;
-        let at = |name: &str| out.path().join(name);
-        write_atomic(&at("account.md"), md.as_bytes()).map_err(CliError::input)?;
-        write_atomic(&at("account.html"), html.as_bytes()).map_err(CliError::input)?;
-        write_atomic(&at("account.csv"), &csv).map_err(CliError::input)?;
-        write_atomic(&at("sessions.csv"), &sessions_csv).map_err(CliError::input)?;
-        write_atomic(&at("cost-by-day.svg"), chart.as_bytes()).map_err(CliError::input)?;
-        crate::chart::png(&by_day, &at("cost-by-day.png")).map_err(CliError::input)?;
-        out.commit().map_err(CliError::input)?;
-        eprintln!("wrote {}", dir.display());
+        write_report(dir, &a, &env.prices, args.top)?;
     }
     if !a.failures.is_empty() {
         return Err(CliError::failed(format!(
@@ -338,6 +292,76 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
             why.join("\n")
         )));
     }
+    Ok(())
+}
+
+/// The session transcripts under the given folders (default: the harnesses' own), with
+/// `--kind` applied.
+fn sessions(
+    args: &AccountArgs,
+    paths: Vec<PathBuf>,
+) -> Result<Vec<crate::import::discover::SessionFiles>, CliError> {
+    let dirs = if paths.is_empty() {
+        default_dirs()?
+    } else {
+        paths
+    };
+    let mut sessions = sessions_of(&dirs)?;
+    if let Some(h) = super::common::transcript_kind(args.kind.as_deref(), "account")? {
+        for s in &mut sessions {
+            s.kind = h;
+        }
+    }
+    if sessions.is_empty() {
+        return Err(CliError::input(format!(
+            "no session transcript (*.jsonl) under {}\n  hint: Claude Code keeps them in ~/.claude/projects, Codex in ~/.codex/sessions",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(sessions)
+}
+
+/// A progress bar on a terminal, none elsewhere.
+fn progress_bar() -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(0);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta} left)")
+    {
+        b.set_style(style.progress_chars("=> "));
+    }
+    b
+}
+
+/// The report files of `--out DIR`, as one transaction (as `report`): the six files together
+/// or the previous six.
+fn write_report(
+    dir: &Path,
+    a: &account::Account,
+    prices: &crate::cache::PriceTable,
+    top: usize,
+) -> Result<(), CliError> {
+    let md = account::report::markdown(a, prices, top);
+    let by_day = account::report::cost_by_day(a);
+    let chart = crate::chart::svg(&by_day).map_err(CliError::input)?;
+    let html = account::report::html(a, prices, top, &chart);
+    let csv = account::report::csv(a).map_err(CliError::input)?;
+    let sessions_csv = account::report::sessions_csv(a).map_err(CliError::input)?;
+    let out = OutputDir::begin(dir, "account").map_err(CliError::input)?;
+    let at = |name: &str| out.path().join(name);
+    write_atomic(&at("account.md"), md.as_bytes()).map_err(CliError::input)?;
+    write_atomic(&at("account.html"), html.as_bytes()).map_err(CliError::input)?;
+    write_atomic(&at("account.csv"), &csv).map_err(CliError::input)?;
+    write_atomic(&at("sessions.csv"), &sessions_csv).map_err(CliError::input)?;
+    write_atomic(&at("cost-by-day.svg"), chart.as_bytes()).map_err(CliError::input)?;
+    crate::chart::png(&by_day, &at("cost-by-day.png")).map_err(CliError::input)?;
+    out.commit().map_err(CliError::input)?;
+    eprintln!("wrote {}", dir.display());
     Ok(())
 }
 
