@@ -10,7 +10,7 @@
 //! The kind of a file is told by its content (the first records' shape), falling back to its
 //! name, so renamed copies (test fixtures, attachments to bug reports) are still recognised.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -377,11 +377,20 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
         }
     }
     let mut out: Vec<SessionFiles> = sessions.into_values().collect();
+    // Each folder's 2.0.x agent files, listed and read once (not once per session in it).
+    let mut agents_by_dir: HashMap<PathBuf, Vec<(PathBuf, String)>> = HashMap::new();
     for s in &mut out {
         // A main Claude Code file brings its subagent files (`<session>/subagents/agent-*.jsonl`)
         // along: they ran against the same account cache, so they belong in its replay.
         if let (TranscriptKind::ClaudeCode, Some(main)) = (s.kind, &s.main) {
-            let siblings = sibling_agents_of(main, &s.session_id);
+            let dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+            let agents = agents_by_dir
+                .entry(dir)
+                .or_insert_with_key(|dir| sibling_agents_in(dir));
+            let siblings = agents
+                .iter()
+                .filter(|(_, session)| *session == s.session_id)
+                .map(|(f, _)| f.clone());
             for f in subagent_files_of(main)?.into_iter().chain(siblings) {
                 if !s.subagents.contains(&f) {
                     s.subagents.push(f);
@@ -412,18 +421,18 @@ fn sibling_agent_session(path: &Path) -> Option<String> {
         })
 }
 
-/// The 2.0.x subagent files (`agent-*.jsonl`) beside a main transcript that name its session.
-fn sibling_agents_of(main: &Path, session: &str) -> Vec<PathBuf> {
-    let Some(dir) = main.parent() else {
-        return Vec::new();
-    };
+/// The 2.0.x subagent files (`agent-*.jsonl`) of a project folder with the session each names,
+/// sorted by path.
+fn sibling_agents_in(dir: &Path) -> Vec<(PathBuf, String)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut files: Vec<PathBuf> = entries
+    let mut files: Vec<(PathBuf, String)> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
-        .filter(|p| sibling_agent_session(p).as_deref() == Some(session))
+        // The name first: a folder holds many sessions, few of them agent files.
+        .filter(|p| name_of(p).starts_with("agent-") && p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| p.is_file())
+        .filter_map(|p| sibling_agent_session(&p).map(|session| (p, session)))
         .collect();
     files.sort();
     files
