@@ -30,7 +30,9 @@ pub use style::{png, svg, Draw, SIZE};
 pub struct Rendered {
     /// `auth-plan-ideal-hit-rate`: `.svg` and `.png` files carry this stem.
     pub stem: String,
+    /// The chart's kind as the report names it (`Hit rate per request`).
     pub title: String,
+    /// The SVG document, inlined by report.html.
     pub svg: String,
 }
 
