@@ -405,7 +405,9 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
 /// A threshold: in the metric's own unit, or relative to the baseline value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Limit {
+    /// In the metric's unit (`0.01` of hit rate, `0.05` dollars).
     Absolute(f64),
+    /// In percent of the baseline value.
     Percent(f64),
 }
 

@@ -52,6 +52,7 @@ pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl", "keepalive"];
 
 /// Builds the session a point replays from its generator parameters.
 pub trait ScenarioSource: Sync {
+    /// The session of the point whose generator parameters are `params`.
     fn session(&self, params: &toml::Table) -> Result<Session, String>;
 
     /// Whether the source also takes this replay-option axis among its parameters (scenario

@@ -171,11 +171,9 @@ fn clip(dx: f64, dy: f64) -> f64 {
     tx.min(ty)
 }
 
+/// Escapes `&`, `<`, `>` and `"` for SVG text and double-quoted attributes.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    html_escape::encode_double_quoted_attribute(s).into_owned()
 }
 
 /// The machine as a standalone SVG element (no XML prolog, ready to inline in HTML).

@@ -277,8 +277,8 @@ mod tests {
     fn cached_text_draws_the_pixels_of_a_fresh_rasterisation() {
         super::super::font::register();
         let (w, h) = (300u32, 80u32);
-        let style = TextStyle::from((super::super::font::FAMILY, 21).into_font())
-            .color(&RGBColor(214, 39, 40).mix(0.9));
+        let red = RGBColor(214, 39, 40).mix(0.9);
+        let style = TextStyle::from((super::super::font::FAMILY, 21).into_font()).color(&red);
         let text = "toolset-swap: $0.9173";
         // Fresh: every pixel of the glyph boxes, covered or not, straight from ab_glyph.
         let mut fresh = vec![255u8; (w * h * 3) as usize];

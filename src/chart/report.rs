@@ -230,10 +230,9 @@ pub fn write(
     Ok(())
 }
 
+/// Escapes `&`, `<` and `>` for HTML text.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    html_escape::encode_text(s).into_owned()
 }
 
 fn pct(x: f64) -> String {

@@ -126,6 +126,7 @@ pub fn err<E: std::fmt::Display>(e: E) -> String {
 
 /// Something that draws itself on any plotters backend.
 pub trait Draw {
+    /// Draws the chart on `root`, which it fills entirely.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
     where
         DB::ErrorType: 'static;
@@ -273,7 +274,10 @@ mod tests {
         png(&Sample, &again).unwrap();
         let want = decode(&theirs);
         assert!(want.iter().any(|&b| b != 255), "the sample drew nothing");
-        assert!(decode(&ours) == want, "pixels differ from plotters' own PNG");
+        assert!(
+            decode(&ours) == want,
+            "pixels differ from plotters' own PNG"
+        );
         assert!(decode(&again) == want, "the glyph cache changed pixels");
     }
 }
