@@ -42,9 +42,11 @@ pub struct Budget {
     pub max_streams: u64,
 }
 
-/// Flag names, for messages.
+/// Flag names, for messages: the token budget's.
 pub const TOKENS_FLAG: &str = "--max-session-tokens";
+/// The step budget's flag.
 pub const STEPS_FLAG: &str = "--max-steps";
+/// The stream budget's flag.
 pub const STREAMS_FLAG: &str = "--max-streams";
 
 impl Budget {

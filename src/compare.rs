@@ -22,16 +22,22 @@ pub type Key = (String, String, String);
 /// One summary point: the figures the gate checks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
+    /// Cached over prompt tokens, 0 to 1.
     pub hit_rate: f64,
+    /// Session cost in USD (the `cost $` of `run`).
     pub cost_usd: f64,
+    /// Mean estimated time to first token in milliseconds.
     pub ttft_ms: f64,
+    /// Prompt tokens prefilled again because the cache did not hold them.
     pub recomputed_tokens: f64,
 }
 
 /// A request whose reuse broke, as recorded in `requests.csv` / `run.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BreakRecord {
+    /// The request (1-based) whose reuse broke.
     pub request: usize,
+    /// Why, as the file records it.
     pub reason: String,
 }
 
@@ -40,6 +46,7 @@ pub struct BreakRecord {
 pub struct Dataset {
     /// Where it came from, for messages.
     pub source: String,
+    /// The figures of each scenario, strategy and cache model.
     pub points: BTreeMap<Key, Point>,
     /// Break reasons per key; None when the source had no per-request rows.
     pub breaks: Option<BTreeMap<Key, Vec<BreakRecord>>>,
@@ -407,7 +414,9 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
 /// A threshold: in the metric's own unit, or relative to the baseline value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Limit {
+    /// In the metric's unit (`0.01` of hit rate, `0.05` dollars).
     Absolute(f64),
+    /// In percent of the baseline value.
     Percent(f64),
 }
 
@@ -469,13 +478,18 @@ impl fmt::Display for Limit {
 /// A figure the gate can check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
+    /// [`Point::hit_rate`] (higher is better).
     HitRate,
+    /// [`Point::cost_usd`].
     Cost,
+    /// [`Point::ttft_ms`].
     Ttft,
+    /// [`Point::recomputed_tokens`].
     Recomputed,
 }
 
 impl Metric {
+    /// The metric a `--rule` or threshold names (`hit-rate` or `hit_rate`, `cost`, ...).
     pub fn parse(s: &str) -> Option<Metric> {
         match s.trim() {
             "hit-rate" | "hit_rate" => Some(Metric::HitRate),
@@ -485,6 +499,8 @@ impl Metric {
             _ => None,
         }
     }
+
+    /// The metric's column name in reports (`hit rate`, `cost $`).
     pub fn name(self) -> &'static str {
         match self {
             Metric::HitRate => "hit rate",
@@ -493,6 +509,8 @@ impl Metric {
             Metric::Recomputed => "recomputed tokens",
         }
     }
+
+    /// The metric's value at `p`.
     pub fn value(self, p: &Point) -> f64 {
         match self {
             Metric::HitRate => p.hit_rate,
@@ -533,15 +551,22 @@ impl Metric {
 /// `hit-rate`, `ttft` or `recomputed`; "worse" means higher, except for hit rate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
+    /// The rule as written.
     pub text: String,
+    /// The strategy that must not be worse.
     pub a: String,
+    /// The strategy it is measured against.
     pub b: String,
+    /// `<`: A must be strictly better.
     pub strict: bool,
+    /// The compared figure.
     pub metric: Metric,
+    /// How much worse A may be (`+LIMIT`).
     pub tolerance: Option<Limit>,
 }
 
 impl Rule {
+    /// Parses `A<=B:METRIC[+LIMIT]` or `A<B:METRIC`; the error names the mistake and the syntax.
     pub fn parse(s: &str) -> Result<Rule, String> {
         let hint = "write A<=B:METRIC or A<B:METRIC[+LIMIT], e.g. `permission-mode<=toolset-swap:cost` or `permission-mode<=toolset-swap:hit-rate+0.01`; METRIC is cost, hit-rate, ttft or recomputed";
         let bad = |what: &str| format!("--rule `{s}`: {what}\n  hint: {hint}");
@@ -601,8 +626,11 @@ impl Rule {
 /// Thresholds on worsening against the baseline (None = not checked).
 #[derive(Debug, Clone, Default)]
 pub struct Thresholds {
+    /// The largest allowed drop of the hit rate.
     pub hit_rate_drop: Option<Limit>,
+    /// The largest allowed rise of the cost.
     pub cost_increase: Option<Limit>,
+    /// The largest allowed rise of the mean TTFT.
     pub ttft_increase: Option<Limit>,
     /// The limits as the user wrote them (`1%` stays `1%`), by metric, echoed in the summaries;
     /// a metric without one is shown from its parsed value.
@@ -623,30 +651,45 @@ impl Thresholds {
 /// One checked figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
+    /// The scenario, strategy and cache model checked.
     pub key: Key,
+    /// The checked figure.
     pub metric: Metric,
+    /// Its value in the baseline.
     pub baseline: f64,
+    /// Its value in the current run.
     pub current: f64,
+    /// The allowed worsening.
     pub limit: Limit,
+    /// Whether it worsened past the limit.
     pub failed: bool,
 }
 
 /// One rule applied to one scenario x cache.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleCheck {
+    /// The rule as written.
     pub rule: String,
+    /// The scenario it was applied to.
     pub scenario: String,
+    /// The cache model it was applied under.
     pub cache: String,
+    /// Strategy A's value.
     pub a: f64,
+    /// Strategy B's value.
     pub b: f64,
+    /// The compared figure.
     pub metric: Metric,
+    /// Whether A was worse than the rule allows.
     pub failed: bool,
 }
 
 /// The gate's verdict.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
+    /// Every threshold check against the baseline.
     pub checks: Vec<Check>,
+    /// Every rule applied to a scenario and cache model.
     pub rules: Vec<RuleCheck>,
     /// Baseline points absent from the current run (a failure: the gate cannot vouch for them).
     pub missing: Vec<Key>,
@@ -666,12 +709,15 @@ impl Outcome {
         self.missing_allowed.append(&mut self.missing);
     }
 
+    /// How many violations: failed checks and rules, missing points and unmatched rules.
     pub fn failures(&self) -> usize {
         self.checks.iter().filter(|c| c.failed).count()
             + self.rules.iter().filter(|r| r.failed).count()
             + self.missing.len()
             + self.unmatched_rules.len()
     }
+
+    /// Whether the gate passes (no violation).
     pub fn passed(&self) -> bool {
         self.failures() == 0
     }

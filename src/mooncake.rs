@@ -22,9 +22,13 @@ use crate::strategy::Strategy;
 /// One line of the trace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TraceLine {
+    /// When the request arrives, in milliseconds from the session's start.
     pub timestamp: u64,
+    /// Prompt tokens of the request.
     pub input_length: u64,
+    /// Output tokens of the request.
     pub output_length: u64,
+    /// The ids of the prompt's blocks, equal where two prompts share a prefix.
     pub hash_ids: Vec<u64>,
 }
 
@@ -36,6 +40,7 @@ pub struct BlockHasher {
 }
 
 impl BlockHasher {
+    /// A hasher of `block_size`-token blocks (at least 1).
     pub fn new(block_size: usize) -> Self {
         BlockHasher {
             block_size: block_size.max(1),

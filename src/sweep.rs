@@ -52,6 +52,7 @@ pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl", "keepalive"];
 
 /// Builds the session a point replays from its generator parameters.
 pub trait ScenarioSource: Sync {
+    /// The session of the point whose generator parameters are `params`.
     fn session(&self, params: &toml::Table) -> Result<Session, String>;
 
     /// Whether the source also takes this replay-option axis among its parameters (scenario
@@ -74,11 +75,16 @@ where
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BreakEven {
+    /// The strategy whose advantage the heatmap shows.
     pub a: String,
+    /// The strategy it is compared with.
     pub b: String,
+    /// The compared sweep column (default `cost`).
     #[serde(default = "default_metric")]
     pub metric: String,
+    /// The grid axis along the heatmap's x.
     pub x: String,
+    /// The grid axis along the heatmap's y.
     pub y: String,
 }
 
@@ -102,17 +108,24 @@ struct SweepFile {
 /// One axis: a name and its values in file order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axis {
+    /// The parameter the axis varies (a generator field, `strategy`, `cache`, ...).
     pub name: String,
+    /// Its values, in file order.
     pub values: Vec<toml::Value>,
 }
 
 /// A parsed sweep file.
 #[derive(Debug, Clone)]
 pub struct Sweep {
+    /// The file it was read from.
     pub path: PathBuf,
+    /// The sweep's `name`.
     pub name: String,
+    /// The sweep's `description` (empty when absent).
     pub description: String,
+    /// The heatmap's question, when the file asks one.
     pub compare: Option<BreakEven>,
+    /// The parameters every point starts from (`[base]`).
     pub base: toml::Table,
     /// Axes in key order (the CSV's column order); the last varies fastest.
     pub axes: Vec<Axis>,
@@ -231,6 +244,7 @@ pub fn metric_column(metric: &str) -> Option<(&'static str, bool)> {
 }
 
 impl Sweep {
+    /// Reads a sweep file with the default cap on the number of grid points.
     pub fn load(path: &Path) -> Result<Sweep, String> {
         Sweep::load_capped(path, DEFAULT_MAX_POINTS)
     }
@@ -242,6 +256,7 @@ impl Sweep {
         Sweep::parse_capped(&text, path, max_points)
     }
 
+    /// Parses sweep text (`path` names it in errors) with the default cap on grid points.
     pub fn parse(text: &str, path: &Path) -> Result<Sweep, String> {
         Sweep::parse_capped(text, path, DEFAULT_MAX_POINTS)
     }
@@ -284,6 +299,7 @@ impl Sweep {
         self.points
     }
 
+    /// Whether the grid has no point.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -620,7 +636,9 @@ impl ScenarioSource for Generated {
 /// so shards get interleaved points and similar amounts of work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
+    /// Which shard, from 1.
     pub index: usize,
+    /// How many shards.
     pub count: usize,
 }
 
@@ -639,6 +657,7 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// The whole grid as one shard (`1/1`).
     pub fn all() -> Shard {
         Shard { index: 1, count: 1 }
     }

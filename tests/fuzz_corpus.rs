@@ -2,7 +2,8 @@
 //! and a bounded number of iterations, run through the same harness as `cargo fuzz`
 //! (`fuzz/harness.rs`) on the stable toolchain. A panic fails the test and prints the input.
 //!
-//! `PLANCACHE_MUTATIONS=N` sets the mutations per seed file (default 24).
+//! `PLANCACHE_MUTATIONS=N` sets the mutations per seed file (default 10; the scenario target
+//! replays every strategy under every cache model per mutation on the debug profile).
 
 #[path = "../fuzz/harness.rs"]
 mod harness;
@@ -103,7 +104,7 @@ fn iterations() -> usize {
     std::env::var("PLANCACHE_MUTATIONS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(24)
+        .unwrap_or(10)
 }
 
 fn replay(target: &str, seeds: &[Vec<u8>], run: fn(&[u8])) {

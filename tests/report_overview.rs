@@ -47,8 +47,10 @@ fn report_of_everything() -> (String, String) {
     let env = plancache::engine::ReplayEnv::default();
     let run = plancache::engine::run(&sessions, &strategies, &caches, &env).unwrap();
     let sections = report::sections(&run, &env.prices).unwrap();
+    // In parallel, as `report` renders them (the test's longest step on the debug profile).
+    use rayon::prelude::*;
     let charts: Vec<_> = sections
-        .iter()
+        .par_iter()
         .map(|s| chart::render_group(&s.group, &env.prices, None).unwrap())
         .collect();
     (

@@ -17,11 +17,15 @@ const PART_COLORS: [RGBColor; CostSplit::N] = [
     RGBColor(23, 190, 207),
 ];
 
+/// The cost chart of one scenario and cache model: one stacked bar per strategy.
 pub struct CostChart {
+    /// The chart's heading (`Cost per session - SCENARIO (CACHE cache)`).
     pub title: String,
+    /// Each strategy's name and its session cost split the way it is billed, in run order.
     pub bars: Vec<(String, CostSplit)>,
 }
 
+/// The cost chart of `group`, priced with `prices`; fails when a model has no price.
 pub fn chart(group: &Group<'_>, prices: &PriceTable) -> Result<CostChart, String> {
     let bars = group
         .replays

@@ -12,15 +12,23 @@ use crate::sweep::{metric_column, show, Sweep};
 /// One heatmap: a facet of the grid where every axis but x, y and strategy is fixed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Heatmap {
+    /// The chart's heading.
     pub title: String,
     /// The fixed values of the other axes, e.g. `cache=anthropic, review_wait=3m`.
     pub facet: String,
+    /// Strategy A: positive cells are where A does better.
     pub a: String,
+    /// Strategy B, the one A is compared with.
     pub b: String,
+    /// The compared sweep column (`cost`, `hit_rate`, ...).
     pub metric: String,
+    /// The sweep axis along x.
     pub x_name: String,
+    /// The sweep axis along y.
     pub y_name: String,
+    /// The x axis values, left to right.
     pub x_labels: Vec<String>,
+    /// The y axis values, bottom to top.
     pub y_labels: Vec<String>,
     /// `cells[y][x]`: A's advantage over B in percent of B's value (positive: A better); None
     /// when a point is missing.

@@ -3,6 +3,7 @@
 use super::data::Group;
 use super::per_request::PerRequest;
 
+/// The hit-rate chart of `group`: cached over prompt tokens per request, one line per strategy.
 pub fn chart(group: &Group<'_>) -> PerRequest {
     let mut c = PerRequest::from_group(
         group,

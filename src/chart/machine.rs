@@ -19,7 +19,9 @@ pub const MODES: [Mode; 5] = [
 /// One edge of the diagram: a pair of modes and what the session did along it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge {
+    /// The mode the transition leaves.
     pub from: Mode,
+    /// The mode the transition enters.
     pub to: Mode,
     /// What the machine calls this kind of transition when nothing took it.
     pub generic: &'static str,
@@ -28,9 +30,13 @@ pub struct Edge {
 }
 
 impl Edge {
+    /// How often the session took this edge.
     pub fn count(&self) -> usize {
         self.taken.iter().map(|(_, n)| n).sum()
     }
+
+    /// The edge's label: the decisions taken with their counts (`reject x2`), or the generic
+    /// name when the session never took it.
     pub fn label(&self) -> String {
         if self.taken.is_empty() {
             self.generic.to_string()
@@ -165,11 +171,9 @@ fn clip(dx: f64, dy: f64) -> f64 {
     tx.min(ty)
 }
 
+/// Escapes `&`, `<`, `>` and `"` for SVG text and double-quoted attributes.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    html_escape::encode_double_quoted_attribute(s).into_owned()
 }
 
 /// The machine as a standalone SVG element (no XML prolog, ready to inline in HTML).

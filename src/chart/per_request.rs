@@ -26,11 +26,17 @@ pub struct Line {
 
 /// A per-request chart ready to draw.
 pub struct PerRequest {
+    /// The chart's heading.
     pub title: String,
+    /// The y axis title.
     pub y_desc: String,
+    /// Formats a y tick value (`90%`, `20.0k`).
     pub y_format: fn(f64) -> String,
+    /// The top of the y axis.
     pub y_max: f64,
+    /// One line per strategy, in run order.
     pub lines: Vec<Line>,
+    /// The mode timeline drawn under the plot.
     pub timeline: Timeline,
 }
 
@@ -218,11 +224,55 @@ fn overlaps(a: Rect, b: Rect) -> bool {
     a.0 < b.2 + 2.0 && b.0 < a.2 + 2.0 && a.1 < b.3 + 2.0 && b.1 < a.3 + 2.0
 }
 
+/// Whether the segment `a`-`b` passes through `r` (Liang-Barsky clipping).
+fn segment_crosses(a: (f64, f64), b: (f64, f64), r: Rect) -> bool {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let (mut t0, mut t1) = (0f64, 1f64);
+    for (p, q) in [
+        (-dx, a.0 - r.0),
+        (dx, r.2 - a.0),
+        (-dy, a.1 - r.1),
+        (dy, r.3 - a.1),
+    ] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+            if t0 > t1 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// How many segments of the drawn lines (polylines in px) pass through `r`.
+fn lines_crossed(r: Rect, lines: &[Vec<(f64, f64)>]) -> usize {
+    lines
+        .iter()
+        .flat_map(|l| l.windows(2))
+        .filter(|w| segment_crosses(w[0], w[1], r))
+        .count()
+}
+
 /// Places each label (width, anchor x, anchor y in px) next to its anchor: above or below it,
 /// right or left of it, moving further out until it overlaps no placed label and no `obstacle`
-/// (the break crosses) and stays inside `plot`. Returns each label's box, or None when it fits
-/// nowhere within five rows of its anchor.
-pub fn place_near(labels: &[(f64, f64, f64)], obstacles: &[Rect], plot: Rect) -> Vec<Option<Rect>> {
+/// (the break crosses) and stays inside `plot`. Among those places it takes the one whose pale
+/// box hides the fewest segments of the drawn `lines` (polylines in px), the nearest on a tie.
+/// Returns each label's box, or None when it fits nowhere within five rows of its anchor.
+pub fn place_near(
+    labels: &[(f64, f64, f64)],
+    obstacles: &[Rect],
+    plot: Rect,
+    lines: &[Vec<(f64, f64)>],
+) -> Vec<Option<Rect>> {
     let mut taken: Vec<Rect> = obstacles.to_vec();
     let mut out = Vec::new();
     for &(w, ax, ay) in labels {
@@ -235,13 +285,17 @@ pub fn place_near(labels: &[(f64, f64, f64)], obstacles: &[Rect], plot: Rect) ->
                 }
             }
         }
-        let found = candidates.into_iter().find(|r| {
-            r.0 >= plot.0
-                && r.2 <= plot.2
-                && r.1 >= plot.1
-                && r.3 <= plot.3
-                && !taken.iter().any(|t| overlaps(*r, *t))
-        });
+        // `min_by_key` keeps the first of equal keys: candidates are in order of distance.
+        let found = candidates
+            .into_iter()
+            .filter(|r| {
+                r.0 >= plot.0
+                    && r.2 <= plot.2
+                    && r.1 >= plot.1
+                    && r.3 <= plot.3
+                    && !taken.iter().any(|t| overlaps(*r, *t))
+            })
+            .min_by_key(|r| lines_crossed(*r, lines));
         if let Some(r) = found {
             taken.push(r);
         }
@@ -475,7 +529,16 @@ impl PerRequest {
             (xr.end - base.0) as f64,
             (yr.end - base.1) as f64,
         );
-        let boxes = place_near(&anchors, &obstacles, plot);
+        // The drawn polylines, so a label's box covers as little data as it can.
+        let polylines: Vec<Vec<(f64, f64)>> = groups
+            .iter()
+            .map(|(rep, _)| {
+                (1..=self.lines[*rep].values.len())
+                    .map(|req| px(req, *rep))
+                    .collect()
+            })
+            .collect();
+        let boxes = place_near(&anchors, &obstacles, plot, &polylines);
         for (l, b) in labels.iter().zip(&boxes) {
             let Some((x0, y0, x1, y1)) = *b else { continue };
             let color = l.series.map_or(RGBColor(60, 60, 60), |i| {
@@ -786,5 +849,33 @@ fn label_for(p: Phase, requests: usize) -> String {
             Phase::After(_) => "after".to_string(),
             _ => full.chars().take(8).collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_crosses_a_box_only_when_it_passes_through_it() {
+        let r = (10.0, 10.0, 20.0, 20.0);
+        assert!(segment_crosses((0.0, 15.0), (30.0, 15.0), r));
+        assert!(segment_crosses((0.0, 0.0), (30.0, 30.0), r));
+        assert!(!segment_crosses((0.0, 0.0), (30.0, 5.0), r));
+        assert!(!segment_crosses((0.0, 0.0), (8.0, 30.0), r));
+    }
+
+    #[test]
+    fn a_label_avoids_the_drawn_lines_when_a_free_place_exists() {
+        let plot = (0.0, 0.0, 400.0, 300.0);
+        // Anchor at (100, 150); the nearest place (right, above) is y 121..138, x 106..206.
+        let label = [(100.0, 100.0, 150.0)];
+        let free = place_near(&label, &[], plot, &[]);
+        assert_eq!(free[0], Some((106.0, 121.0, 206.0, 138.0)));
+        // A line straight through that box: the label moves to a place the line misses.
+        let line = vec![vec![(100.0, 130.0), (300.0, 130.0)]];
+        let moved = place_near(&label, &[], plot, &line)[0].unwrap();
+        assert_ne!(Some(moved), free[0]);
+        assert_eq!(lines_crossed(moved, &line), 0, "{moved:?}");
     }
 }

@@ -3,6 +3,7 @@
 use super::data::{cumulative_recomputed, Group};
 use super::per_request::PerRequest;
 
+/// The cumulative recomputed-tokens chart of `group`, one line per strategy.
 pub fn chart(group: &Group<'_>) -> PerRequest {
     PerRequest::from_group(
         group,

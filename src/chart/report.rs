@@ -14,8 +14,11 @@ use crate::strategy::Strategy;
 
 /// Everything the report says about one scenario x cache model.
 pub struct Section<'a> {
+    /// The replays of this scenario under this cache model, one per strategy.
     pub group: Group<'a>,
+    /// Each replay's cost split, in the order of `group.replays`.
     pub splits: Vec<CostSplit>,
+    /// The verdict line ranking the strategies by total cost.
     pub verdict: Vec<String>,
 }
 
@@ -207,10 +210,14 @@ pub fn write(
 ) -> Result<(), String> {
     let sections = sections(run, prices)?;
     let chart_dir = dir.join("charts");
-    let mut charts = Vec::new();
-    for s in &sections {
-        charts.push(render_group(&s.group, prices, Some(&chart_dir))?);
-    }
+    // Each section's charts are independent files: rendered in parallel, kept in section order.
+    let charts = {
+        use rayon::prelude::*;
+        sections
+            .par_iter()
+            .map(|s| render_group(&s.group, prices, Some(&chart_dir)))
+            .collect::<Result<Vec<_>, String>>()?
+    };
     export::write_all(dir, run, &[Box::new(RequestsCsv), Box::new(SummaryCsv)])?;
     write_atomic(
         &dir.join("report.html"),
@@ -223,10 +230,9 @@ pub fn write(
     Ok(())
 }
 
+/// Escapes `&`, `<` and `>` for HTML text.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    html_escape::encode_text(s).into_owned()
 }
 
 fn pct(x: f64) -> String {
@@ -541,6 +547,13 @@ fn html_table_linked(header: &[&str], rows: &[Vec<Cell>]) -> String {
                 Some(best) => format!("<b>{}</b>", esc(best)),
                 None => esc(c),
             };
+            // An overview cell `$0.1598 / 82%`: cost and hit rate on two lines in every cell,
+            // so a 9-strategy table fits the page without some cells wrapping and others not.
+            let text = if *a == "n" {
+                text.replace(" / ", " /<br>")
+            } else {
+                text
+            };
             match link {
                 Some(id) => {
                     let _ = write!(s, "<td class=\"{a}\"><a href=\"#{id}\">{text}</a></td>");
@@ -675,7 +688,7 @@ pub fn markdown(
 
 const CSS: &str = "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:2em auto;max-width:1150px;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px}\
-th{background:#f0f0f0}.n{text-align:right}.t{text-align:left}.verdict{background:#f4f8fc;border-left:4px solid #1f77b4;padding:.6em 1em}\
+th{background:#f0f0f0}.n{text-align:right;white-space:nowrap}.t{text-align:left}.verdict{background:#f4f8fc;border-left:4px solid #1f77b4;padding:.6em 1em}\
 details{border:1px solid #ddd;border-radius:4px;margin:.8em 0;padding:.4em .8em}summary{cursor:pointer;padding:.3em 0}\
 summary h3{display:inline;margin:0}nav ol{line-height:1.6}\
 .note{font-size:13px;color:#555}details.ov{margin:.3em 0}details.ov table{font-size:13px}\

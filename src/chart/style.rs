@@ -126,6 +126,7 @@ pub fn err<E: std::fmt::Display>(e: E) -> String {
 
 /// Something that draws itself on any plotters backend.
 pub trait Draw {
+    /// Draws the chart on `root`, which it fills entirely.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
     where
         DB::ErrorType: 'static;
@@ -146,12 +147,43 @@ pub fn svg<D: Draw>(chart: &D) -> Result<String, String> {
 /// Renders to a PNG file through a temporary file and a rename.
 pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), String> {
     font::register();
-    crate::export::write_atomic_with(path, |tmp| {
+    let (w, h) = SIZE;
+    let mut pixels = vec![0u8; (w * h * 3) as usize];
+    {
         // Text through `raster::Glyphs`: plotters' own glyph placement spaces letters unevenly.
-        let root = super::raster::Glyphs(BitMapBackend::new(tmp, SIZE)).into_drawing_area();
+        let root = super::raster::Glyphs(BitMapBackend::with_buffer(&mut pixels, SIZE))
+            .into_drawing_area();
         chart.draw(&root)?;
-        root.present().map_err(err)
+        root.present().map_err(err)?;
+    }
+    let bytes = encode_png(&pixels, w, h).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Written as plotters wrote it: a temporary file renamed into place, no sync of its own.
+    crate::export::write_atomic_with(path, |tmp| {
+        std::fs::write(tmp, &bytes).map_err(|e| format!("{}: {e}", tmp.display()))
     })
+}
+
+/// Encodes 8-bit RGB pixels as PNG. plotters saves through `image`, whose encoder (fast deflate)
+/// tries all five row filters on every row and keeps the best. On the bundled charts one fixed
+/// filter, Paeth, encodes in two thirds of the time for files 5% larger (measured over
+/// `results/report/charts`: 2.7 against 4.1 ms and 116 against 111 KB per chart; `Sub` was
+/// 2.2 ms but 173 KB). The pixels are the same; only the compressed bytes differ.
+pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    {
+        let mut enc = ::png::Encoder::new(&mut out, width, height);
+        enc.set_color(::png::ColorType::Rgb);
+        enc.set_depth(::png::BitDepth::Eight);
+        enc.set_compression(::png::Compression::Fast);
+        enc.set_filter(::png::FilterType::Paeth);
+        enc.set_adaptive_filter(::png::AdaptiveFilterType::NonAdaptive);
+        let mut writer = enc.write_header().map_err(|e| format!("PNG: {e}"))?;
+        writer
+            .write_image_data(rgb)
+            .map_err(|e| format!("PNG: {e}"))?;
+        writer.finish().map_err(|e| format!("PNG: {e}"))?;
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -173,5 +205,79 @@ mod tests {
         assert_eq!(strategy_color("toolset-swap"), RGBColor(31, 119, 180));
         // An unknown name: the same colour on every call.
         assert_eq!(strategy_color("my-own"), strategy_color("my-own"));
+    }
+
+    /// Lines, a filled box and text in several colours and sizes, drawn twice.
+    struct Sample;
+
+    impl Draw for Sample {
+        fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+        where
+            DB::ErrorType: 'static,
+        {
+            root.fill(&WHITE).map_err(err)?;
+            for (i, name) in ["toolset-swap", "permission-mode", "history-reset"]
+                .iter()
+                .enumerate()
+            {
+                let y = 60 + 90 * i as i32;
+                root.draw(&PathElement::new(
+                    vec![(40, y), (600, y + 200)],
+                    strategy_color(name).stroke_width(3),
+                ))
+                .map_err(err)?;
+                for _ in 0..2 {
+                    root.draw(&Text::new(
+                        format!("{name}: $0.9173"),
+                        (620, y),
+                        text(14 + 4 * i as u32).color(&strategy_color(name)),
+                    ))
+                    .map_err(err)?;
+                }
+            }
+            root.draw(&Rectangle::new(
+                [(100, 400), (300, 500)],
+                phase_color(Phase::Plan).filled(),
+            ))
+            .map_err(err)?;
+            Ok(())
+        }
+    }
+
+    fn decode(path: &Path) -> Vec<u8> {
+        let dec = ::png::Decoder::new(std::fs::File::open(path).unwrap());
+        let mut r = dec.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size()];
+        let info = r.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), SIZE);
+        assert_eq!(info.color_type, ::png::ColorType::Rgb);
+        buf.truncate(info.buffer_size());
+        buf
+    }
+
+    #[test]
+    fn the_png_encoder_keeps_every_pixel_of_plotters_own_save() {
+        font::register();
+        let dir = tempfile::tempdir().unwrap();
+        // plotters' own path: its bitmap backend saves the file through `image` on `present`.
+        let theirs = dir.path().join("theirs.png");
+        {
+            let root =
+                super::super::raster::Glyphs(BitMapBackend::new(&theirs, SIZE)).into_drawing_area();
+            Sample.draw(&root).unwrap();
+            root.present().unwrap();
+        }
+        let ours = dir.path().join("ours.png");
+        png(&Sample, &ours).unwrap();
+        // Twice: the second draws every text from the glyph cache.
+        let again = dir.path().join("again.png");
+        png(&Sample, &again).unwrap();
+        let want = decode(&theirs);
+        assert!(want.iter().any(|&b| b != 255), "the sample drew nothing");
+        assert!(
+            decode(&ours) == want,
+            "pixels differ from plotters' own PNG"
+        );
+        assert!(decode(&again) == want, "the glyph cache changed pixels");
     }
 }

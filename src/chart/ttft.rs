@@ -3,6 +3,7 @@
 use super::data::Group;
 use super::per_request::PerRequest;
 
+/// The estimated time-to-first-token chart of `group`, one line per strategy.
 pub fn chart(group: &Group<'_>) -> PerRequest {
     PerRequest::from_group(
         group,

@@ -43,6 +43,8 @@ pub struct ReportArgs {
     pub params: ParamArgs,
 }
 
+/// Runs `plancache report`: replays the scenarios and writes the charts and reports as one
+/// transaction into `--out`.
 pub fn report(args: ReportArgs) -> Result<(), CliError> {
     let strategies = super::common::strategies(&args.strategy)?;
     let caches = cache_list(&args.cache)?;

@@ -6,7 +6,9 @@ use crate::metrics::{
     REQUEST_COLUMNS, REQUEST_EXTRA_COLUMNS, SUMMARY_COLUMNS, SUMMARY_EXTRA_COLUMNS,
 };
 
+/// Writes `requests.csv`: one row per replayed request.
 pub struct RequestsCsv;
+/// Writes `summary.csv`: one row per scenario, strategy and cache model.
 pub struct SummaryCsv;
 
 fn to_csv(header: Vec<&str>, rows: impl Iterator<Item = Vec<String>>) -> Result<Vec<u8>, String> {

@@ -7,6 +7,7 @@ use crate::engine::RunReport;
 use crate::metrics::{RequestRow, SummaryRow};
 use crate::plan_mode::Trace;
 
+/// Writes `run.json` (`--format json`).
 pub struct JsonExporter;
 
 #[derive(Serialize)]

@@ -4,6 +4,7 @@ use super::Exporter;
 use crate::engine::RunReport;
 use crate::metrics::SummaryRow;
 
+/// Writes `summary.md` (`--format markdown`).
 pub struct MarkdownExporter;
 
 /// A Markdown table of summaries.

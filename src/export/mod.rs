@@ -31,6 +31,8 @@ pub trait Exporter {
 }
 
 /// Extra formats for `--format`.
+// No doc comments on the variants: clap would print them as each value's help.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Csv,

@@ -28,27 +28,35 @@ pub struct MachineConfig {
 /// A plan: its size, and its text when known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanDoc {
+    /// The plan's size in tokens.
     pub tokens: u32,
+    /// The plan's text, when the scenario or log gives it.
     pub text: Option<String>,
 }
 
 /// One tool call as the machine sees it.
 #[derive(Debug, Clone)]
 pub struct CallRequest<'a> {
+    /// The tool's name.
     pub tool: &'a str,
+    /// Whether the tool reads or writes.
     pub access: Access,
+    /// The shell command of a Bash call, matched against granted prompts.
     pub command: Option<&'a str>,
     /// The call writes the session's plan file.
     pub plan_file: bool,
     /// A plan carried by the call (Write of the plan file, or ExitPlanMode).
     pub plan: Option<PlanDoc>,
+    /// The allowed prompts an ExitPlanMode call asks the user to grant.
     pub allowed_prompts: &'a [AllowedPrompt],
 }
 
 /// Why a call may run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllowReason {
+    /// A read-only tool.
     ReadOnly,
+    /// A write of the session's plan file, allowed in plan mode.
     PlanFile,
     /// The mode allows it without asking.
     Mode(Mode),
@@ -68,9 +76,11 @@ pub enum DenyReason {
 /// The machine's answer to a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallDecision {
+    /// The call runs without asking, for this reason.
     Allow(AllowReason),
     /// The user is asked and (in a replay) allows it.
     Ask,
+    /// The call is refused, for this reason.
     Deny(DenyReason),
     /// EnterPlanMode / ExitPlanMode: waits for the user's (or team lead's) answer.
     AwaitApproval(Target),
@@ -106,7 +116,9 @@ impl fmt::Display for CallDecision {
 /// The result of an approval, rejection or mode switch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transition {
+    /// The mode before.
     pub from: Mode,
+    /// The mode after.
     pub to: Mode,
     /// Entered plan mode: the plan-mode announcement follows.
     pub entered_plan: bool,
@@ -140,7 +152,9 @@ impl Transition {
 /// An illegal step: the scenario asks for something the harness cannot do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanError {
+    /// What the scenario asked that cannot happen.
     pub message: String,
+    /// How to write the step instead.
     pub hint: String,
 }
 
@@ -197,6 +211,7 @@ pub struct PlanMachine {
 }
 
 impl PlanMachine {
+    /// A machine in `config.initial_mode` with no plan, grant or pending approval.
     pub fn new(config: MachineConfig) -> Self {
         PlanMachine {
             mode: config.initial_mode,
@@ -212,26 +227,32 @@ impl PlanMachine {
         }
     }
 
+    /// The current mode.
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
+    /// The mode plan mode was entered from, while in plan mode.
     pub fn pre_plan_mode(&self) -> Option<Mode> {
         self.pre_plan_mode
     }
 
+    /// How many plans were rejected so far.
     pub fn rejections(&self) -> u32 {
         self.rejections
     }
 
+    /// The latest plan written or submitted, if any.
     pub fn plan(&self) -> Option<&PlanDoc> {
         self.plan.as_ref()
     }
 
+    /// Whether the user edited the plan before approving it.
     pub fn plan_edited(&self) -> bool {
         self.plan_edited
     }
 
+    /// The allowed prompts granted with an approved plan.
     pub fn grants(&self) -> &[AllowedPrompt] {
         self.grants.grants()
     }

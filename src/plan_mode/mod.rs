@@ -28,6 +28,7 @@ pub use quality::{assess as assess_plan, PlanInput, PlanReport};
 pub use slug::PlanFiles;
 pub use trace::{Trace, TraceEntry};
 
-/// Names of the two plan tools.
+/// The name of the tool that enters plan mode.
 pub const ENTER_PLAN_MODE: &str = "EnterPlanMode";
+/// The name of the tool that submits the plan and asks to leave plan mode.
 pub const EXIT_PLAN_MODE: &str = "ExitPlanMode";

@@ -4,6 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Whether a tool only reads or can change the user's files and system.
+// No doc comments on the variants: `plancache schema` would print them as descriptions.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Access {
@@ -13,6 +15,8 @@ pub enum Access {
 }
 
 /// Which plan-mode transition an approval answers.
+// No doc comments on the variants: `plancache schema` would print them as descriptions.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Target {
@@ -38,6 +42,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The mode's name as Claude Code writes it (`plan`, `acceptEdits`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Default => "default",

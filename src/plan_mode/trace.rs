@@ -20,7 +20,9 @@ pub struct TraceEntry {
     pub event: String,
     /// What the machine decided.
     pub decision: String,
+    /// The mode before the event.
     pub mode_before: Mode,
+    /// The mode after the event.
     pub mode_after: Mode,
 }
 
@@ -47,10 +49,12 @@ impl fmt::Display for TraceEntry {
 /// All decisions of one replay, in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Trace {
+    /// The decisions in the order they were taken.
     pub entries: Vec<TraceEntry>,
 }
 
 impl Trace {
+    /// Appends one decision.
     pub fn push(&mut self, entry: TraceEntry) {
         self.entries.push(entry);
     }

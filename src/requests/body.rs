@@ -21,6 +21,7 @@ use crate::prompt::{Level, Role, Ttl};
 pub struct Piece {
     /// JSON path in the body: `tools[3]`, `system[0]`, `messages[2].content[1]`.
     pub path: String,
+    /// Which part of the prompt it belongs to (tools, system or messages).
     pub level: Level,
     /// For message blocks, whose block it is.
     pub role: Option<Role>,

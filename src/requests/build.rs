@@ -70,6 +70,7 @@ pub struct BuiltRequest {
 pub struct BuiltLog {
     /// The log file.
     pub file: PathBuf,
+    /// The rebuilt requests, in send order.
     pub requests: Vec<BuiltRequest>,
     /// Stream names in order of first appearance.
     pub streams: Vec<String>,

@@ -34,24 +34,50 @@ pub const LOOKBACK_BLOCKS: usize = 20;
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Cause {
     /// The stream's first request.
-    First { warm: bool },
+    First {
+        /// Whether its first read found the prefix already cached from before the log began.
+        warm: bool,
+    },
     /// A pass the server ran on its own compacted context.
     ServerCompaction,
     /// The model differs from the previous request's.
-    ModelChanged { from: String, to: String },
+    ModelChanged {
+        /// The previous request's model.
+        from: String,
+        /// This request's model.
+        to: String,
+    },
     /// A tool definition changed: `how` is `reordered`, `re-rendered: NAME`, `added: NAME`,
     /// `removed: NAME`.
-    ToolsChanged { how: String },
+    ToolsChanged {
+        /// What changed, as above.
+        how: String,
+    },
     /// A system block changed.
     SystemChanged,
     /// An earlier message changed (history edited, cleared or rewound).
     MessagesChanged,
     /// The entries' TTL ran out: `gap_ms` since the previous request, `ttl_ms` the marks' TTL.
-    TtlExpired { gap_ms: u64, ttl_ms: u64 },
+    TtlExpired {
+        /// Milliseconds since the previous request.
+        gap_ms: u64,
+        /// The marks' TTL in milliseconds.
+        ttl_ms: u64,
+    },
     /// The nearest mark past the previous entry lies `blocks` blocks after it.
-    LookbackOverrun { mark: String, blocks: usize },
+    LookbackOverrun {
+        /// The mark's place in the body.
+        mark: String,
+        /// How many blocks past the previous entry it lies.
+        blocks: usize,
+    },
     /// The prefix through the last mark is shorter than the model's minimum.
-    BelowMinimum { prefix: u64, min: u64 },
+    BelowMinimum {
+        /// Prompt tokens through the last mark.
+        prefix: u64,
+        /// The model's minimum cacheable prefix.
+        min: u64,
+    },
     /// No mark at or after the previous request's last entry.
     MarksMoved,
     /// Bodies identical up to the billed read, no rule explains it: the provider's side.
@@ -88,7 +114,9 @@ pub struct ExplainRow {
     pub index: usize,
     /// Where it sits in the log.
     pub place: String,
+    /// The request's stream (`main` or a subagent's).
     pub stream: String,
+    /// The model the request names.
     pub model: String,
     /// Send time, ms since the log's first request.
     pub at_ms: u64,
@@ -96,15 +124,18 @@ pub struct ExplainRow {
     pub prompt: u64,
     /// Billed cache read and write (none when the response has no usage).
     pub billed_read: Option<u64>,
+    /// Billed cache write tokens (none when the response has no usage).
     pub billed_write: Option<u64>,
     /// The replay's read and write.
     pub predicted_read: u64,
+    /// The replay's cache write tokens.
     pub predicted_write: u64,
     /// First difference from the previous request of the stream (`system[2].text@118`), when
     /// the body changed before its end.
     pub diverges_at: Option<String>,
     /// The previous request's marks the change invalidates (`system[0] (1h)`).
     pub invalidated: Vec<String>,
+    /// Why the predicted read is what it is.
     pub cause: Cause,
     /// The cause in words, with its figures.
     pub detail: String,

@@ -42,6 +42,7 @@ pub struct LogError {
 }
 
 impl LogError {
+    /// An error at `place` of `file`: what is wrong and how to fix it.
     pub fn new(
         file: &Path,
         place: impl Into<String>,

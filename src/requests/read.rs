@@ -45,6 +45,7 @@ pub enum LogKind {
 }
 
 impl LogKind {
+    /// The kind's name as messages write it (`vcr`, `claude-trace`, `har`, `otel`).
     pub fn as_str(self) -> &'static str {
         match self {
             LogKind::Vcr => "vcr",

@@ -29,6 +29,7 @@ use crate::scenario::{
 pub struct StreamScenario {
     /// The stream's name (`main`, `stream-2`).
     pub stream: String,
+    /// The stream's requests as a scenario.
     pub scenario: Scenario,
     /// Things the scenario approximates (written as comments).
     pub notes: Vec<String>,

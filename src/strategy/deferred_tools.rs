@@ -18,6 +18,7 @@ use crate::plan_mode::{Mode, ENTER_PLAN_MODE, EXIT_PLAN_MODE};
 use crate::prompt::Segment;
 use crate::scenario::{Session, Tool};
 
+/// The `deferred-tools` strategy (the module documentation says what it does to the prompt).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DeferredTools;
 

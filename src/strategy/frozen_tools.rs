@@ -26,6 +26,7 @@ use crate::plan_mode::Mode;
 use crate::prompt::{Role, Segment, TokenSource};
 use crate::scenario::{Session, Tool};
 
+/// The `frozen-tools` strategy (the module documentation says what it does to the prompt).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FrozenTools;
 

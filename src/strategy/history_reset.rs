@@ -14,6 +14,7 @@ use crate::plan_mode::Mode;
 use crate::prompt::Segment;
 use crate::scenario::{Session, Tool};
 
+/// The `history-reset` strategy (the module documentation says what it does to the prompt).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HistoryReset;
 

@@ -15,6 +15,7 @@ use crate::plan_mode::Mode;
 use crate::prompt::Segment;
 use crate::scenario::{Session, Tool};
 
+/// The `masked` strategy (the module documentation says what it does to the prompt).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Masked;
 

@@ -11,6 +11,7 @@ use crate::plan_mode::Mode;
 use crate::prompt::Segment;
 use crate::scenario::{Session, Tool};
 
+/// The `permission-mode` strategy (the module documentation says what it does to the prompt).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PermissionMode;
 

@@ -25,6 +25,7 @@ use crate::plan_mode::Mode;
 use crate::prompt::Segment;
 use crate::scenario::{Session, Tool};
 
+/// The `system-message` strategy (the module documentation says what it does to the prompt).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemMessage;
 

@@ -17,6 +17,8 @@ use crate::plan_mode::{Mode, Transition};
 use crate::prompt::{Level, Segment, SegmentKind, TokenSource, Tokenizer};
 use crate::scenario::{Access, Session, Tool};
 
+/// The `system-swap` strategy (`system-swap-tools` with `swap_tools`); the module documentation
+/// says what it does to the prompt.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemSwap {
     /// Also drop write tools from the tools list in plan mode.

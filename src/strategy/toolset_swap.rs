@@ -12,6 +12,7 @@ use crate::plan_mode::Mode;
 use crate::prompt::Segment;
 use crate::scenario::{Access, Session, Tool};
 
+/// The `toolset-swap` strategy (the module documentation says what it does to the prompt).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ToolsetSwap;
 

@@ -7,10 +7,13 @@ use std::path::{Path, PathBuf};
 /// A scenario that could not be read or is not valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError {
+    /// The file at fault.
     pub file: PathBuf,
     /// `line:column`, or a path into the document such as `step 7 (line 42)`.
     pub place: Option<String>,
+    /// What is wrong.
     pub message: String,
+    /// How to fix it, when known.
     pub hint: Option<String>,
     /// The offending lines of the file with a caret under the place (annotate-snippets), when
     /// the place is a known span of the text.
@@ -37,6 +40,7 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 impl ScenarioError {
+    /// An error in `file` at `place` (if known), with no hint or snippet yet.
     pub fn new(file: &Path, place: Option<String>, message: impl Into<String>) -> Self {
         ScenarioError {
             file: file.to_path_buf(),
@@ -53,6 +57,7 @@ impl ScenarioError {
         self
     }
 
+    /// Adds the fix to suggest.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self

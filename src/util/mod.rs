@@ -45,10 +45,12 @@ pub mod duration_str {
 
     use serde::{Deserialize, Deserializer, Serializer};
 
+    /// Writes `d` in humantime syntax (`3m`).
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&humantime::format_duration(*d).to_string())
     }
 
+    /// Reads a humantime duration; the error shows examples of the syntax.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let text = String::deserialize(d)?;
         humantime::parse_duration(&text).map_err(|e| {
@@ -65,6 +67,7 @@ pub mod opt_duration_str {
 
     use serde::{Deserializer, Serializer};
 
+    /// Writes `Some(d)` like [`super::duration_str`], `None` as none.
     pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match d {
             Some(d) => super::duration_str::serialize(d, s),
@@ -72,6 +75,7 @@ pub mod opt_duration_str {
         }
     }
 
+    /// Reads a present duration as `Some`.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
         super::duration_str::deserialize(d).map(Some)
     }
