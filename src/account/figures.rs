@@ -19,6 +19,23 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// A cache model's outcome for one request, priced with `model`'s multipliers.
+    pub fn of_outcome(
+        prices: &PriceTable,
+        model: &str,
+        o: &crate::cache::CacheOutcome,
+    ) -> Counters {
+        Counters::priced(
+            prices,
+            model,
+            o.prompt_tokens,
+            o.uncached_input_tokens,
+            o.write_5m_tokens,
+            o.write_1h_tokens,
+            o.cached_tokens,
+        )
+    }
+
     /// One request's counters priced with `model`'s multipliers (unknown model: Anthropic's
     /// 1.25 / 2 / 0.1 and a zero dollar price, as `validate` does for units).
     pub fn priced(

@@ -318,15 +318,8 @@ impl Recorded {
                     Kind::Reply => answers.push(Answer { outcome: o, broke }),
                     Kind::Ping => {
                         out.pings += 1;
-                        out.ping_cost.add(&Counters::priced(
-                            &env.prices,
-                            model,
-                            o.prompt_tokens,
-                            o.uncached_input_tokens,
-                            o.write_5m_tokens,
-                            o.write_1h_tokens,
-                            o.cached_tokens,
-                        ));
+                        out.ping_cost
+                            .add(&Counters::of_outcome(&env.prices, model, o));
                         out.ping_output_usd += output_tokens as f64 * out_price;
                     }
                     Kind::Other => {}
@@ -460,15 +453,7 @@ fn figures(
             u.cache_read_input_tokens,
         );
         let o = a.outcome;
-        let predicted = Counters::priced(
-            prices,
-            model,
-            o.prompt_tokens,
-            o.uncached_input_tokens,
-            o.write_5m_tokens,
-            o.write_1h_tokens,
-            o.cached_tokens,
-        );
+        let predicted = Counters::of_outcome(prices, model, o);
         let prev = out.last();
         let billed_break =
             prev.is_some_and(|p| (billed.read as f64) < break_threshold * p.billed.prompt as f64);

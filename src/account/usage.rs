@@ -318,31 +318,24 @@ impl CodexBill {
         let Some(u) = info.get("last_token_usage") else {
             return;
         };
-        if let Some(total) = info.get("total_token_usage").map(without_cache_counts) {
+        if let Some(total) = info
+            .get("total_token_usage")
+            .map(crate::import::codex::total_without_cache_counts)
+        {
             if self.last_total.as_ref() == Some(&total) {
                 return;
             }
             self.last_total = Some(total);
         }
-        let get = |k: &str| u.get(k).and_then(serde_json::Value::as_u64);
-        let Some(input) = get("input_tokens") else {
+        let Some(usage) = crate::import::codex::last_usage(u) else {
             return;
         };
-        let cached = get("cached_input_tokens").unwrap_or(0).min(input);
         self.items.push(Item::Request(ApiRequest {
             request_id: format!("turn-{}", self.items.len() + 1),
             line: n,
             first_at_ms: self.first_at.take().unwrap_or(at_ms),
             model: self.model.clone(),
-            usage: Usage {
-                input_tokens: input - cached,
-                cache_creation_input_tokens: 0,
-                cache_read_input_tokens: cached,
-                creation_5m: None,
-                creation_1h: None,
-                output_tokens: get("output_tokens").unwrap_or(0),
-                reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
-            },
+            usage,
             blocks: Vec::new(),
         }));
     }
@@ -367,18 +360,5 @@ fn codex_transcript(path: &Path, items: Vec<Item>, lines: usize) -> Transcript {
         }],
         lines,
         ..Transcript::default()
-    }
-}
-
-/// A running total without its cache counts, as the importer compares them.
-fn without_cache_counts(total: &serde_json::Value) -> serde_json::Value {
-    match total {
-        serde_json::Value::Object(fields) => fields
-            .iter()
-            .filter(|(k, _)| !k.contains("cached"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect::<serde_json::Map<_, _>>()
-            .into(),
-        other => other.clone(),
     }
 }

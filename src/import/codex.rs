@@ -202,25 +202,15 @@ impl Rollout {
             }
             self.last_total = Some(total);
         }
-        let get = |k: &str| u.get(k).and_then(Value::as_u64);
-        let input =
-            get("input_tokens").ok_or_else(|| "token_count without `input_tokens`".to_string())?;
-        let cached = get("cached_input_tokens").unwrap_or(0).min(input);
+        let usage =
+            last_usage(u).ok_or_else(|| "token_count without `input_tokens`".to_string())?;
         self.requests += 1;
         self.items.push(Item::Request(ApiRequest {
             request_id: format!("turn-{}", self.requests),
             line: n,
             first_at_ms: self.first_at.take().unwrap_or(at_ms),
             model: self.model.clone(),
-            usage: Usage {
-                input_tokens: input - cached,
-                cache_creation_input_tokens: 0,
-                cache_read_input_tokens: cached,
-                creation_5m: None,
-                creation_1h: None,
-                output_tokens: get("output_tokens").unwrap_or(0),
-                reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
-            },
+            usage,
             blocks: std::mem::take(&mut self.pending),
         }));
         Ok(())
@@ -255,7 +245,25 @@ fn tool_call(payload: &Value) -> Block {
 
 /// A running total without its cache counts (`cached_input_tokens`, ...), to tell a repeated
 /// `token_count` event from the next model call.
-fn total_without_cache_counts(total: &Value) -> Value {
+/// What a `token_count` event's `last_token_usage` bills: the cached part of the input read,
+/// the rest uncached (OpenAI reports no writes); `None` without `input_tokens`.
+pub fn last_usage(u: &Value) -> Option<Usage> {
+    let get = |k: &str| u.get(k).and_then(Value::as_u64);
+    let input = get("input_tokens")?;
+    let cached = get("cached_input_tokens").unwrap_or(0).min(input);
+    Some(Usage {
+        input_tokens: input - cached,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: cached,
+        creation_5m: None,
+        creation_1h: None,
+        output_tokens: get("output_tokens").unwrap_or(0),
+        reasoning_tokens: get("reasoning_output_tokens").unwrap_or(0),
+    })
+}
+
+/// A running total without its cache counts: a doubled event repeats it, cache counts aside.
+pub fn total_without_cache_counts(total: &Value) -> Value {
     match total {
         Value::Object(fields) => Value::Object(
             fields
