@@ -36,6 +36,89 @@ pub struct Heatmap {
 }
 
 impl Heatmap {
+    /// The cells: coloured by the value, with it written where it fits (white on dark cells).
+    fn draw_cells<DB: DrawingBackend>(
+        &self,
+        chart: &mut Grid<'_, DB>,
+        scale: f64,
+        (cell_w, cell_h): (f64, f64),
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let centered = Pos::new(HPos::Center, VPos::Center);
+        for (yk, row) in self.cells.iter().enumerate() {
+            for (xk, cell) in row.iter().enumerate() {
+                let (x, y) = (xk as f64, yk as f64);
+                let (fill, label) = match cell {
+                    Some(v) => (cell_color(*v, scale), format!("{v:+.1}%")),
+                    None => (RGBColor(255, 255, 255), "n/a".to_string()),
+                };
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                        fill.filled(),
+                    )))
+                    .map_err(err)?;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                        WHITE.stroke_width(1),
+                    )))
+                    .map_err(err)?;
+                // Values only where they fit; the colour bar reads the rest. Dark cells get
+                // white text.
+                if let Some(size) = cell_font(&label, cell_w, cell_h) {
+                    let dark = cell.is_some_and(|v| v.abs() > scale * 0.6);
+                    let color = if dark { WHITE } else { BLACK };
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            label,
+                            (x, y),
+                            text(size).color(&color).pos(centered),
+                        )))
+                        .map_err(err)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The break-even boundary: a line between neighbours whose winner differs.
+    fn draw_break_even<DB: DrawingBackend>(&self, chart: &mut Grid<'_, DB>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let sign = |v: &Option<f64>| v.map(|v| (v > 0.0) as i8 - (v < 0.0) as i8);
+        let line = BLACK.stroke_width(4);
+        for (yk, row) in self.cells.iter().enumerate() {
+            for (xk, cell) in row.iter().enumerate() {
+                let (x, y) = (xk as f64, yk as f64);
+                if let Some(right) = row.get(xk + 1) {
+                    if sign(cell).is_some() && sign(right).is_some() && sign(cell) != sign(right) {
+                        chart
+                            .draw_series(std::iter::once(PathElement::new(
+                                vec![(x + 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                                line,
+                            )))
+                            .map_err(err)?;
+                    }
+                }
+                if let Some(up) = self.cells.get(yk + 1).map(|r| &r[xk]) {
+                    if sign(cell).is_some() && sign(up).is_some() && sign(cell) != sign(up) {
+                        chart
+                            .draw_series(std::iter::once(PathElement::new(
+                                vec![(x - 0.5, y + 0.5), (x + 0.5, y + 0.5)],
+                                line,
+                            )))
+                            .map_err(err)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Cells where A is strictly better.
     pub fn a_wins(&self) -> usize {
         self.cells
@@ -187,6 +270,13 @@ pub fn caption_lines(a: &str, b: &str, metric: &str) -> [String; 2] {
     ]
 }
 
+/// The heatmap's plot: grid positions on both axes.
+type Grid<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 impl Draw for Heatmap {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
     where
@@ -248,70 +338,8 @@ impl Draw for Heatmap {
             .flatten()
             .flatten()
             .fold(0.0f64, |m, v| m.max(v.abs()));
-        let (cell_w, cell_h) = (plot_w / nx as f64, plot_h / ny as f64);
-        let centered = Pos::new(HPos::Center, VPos::Center);
-        for (yk, row) in self.cells.iter().enumerate() {
-            for (xk, cell) in row.iter().enumerate() {
-                let (x, y) = (xk as f64, yk as f64);
-                let (fill, label) = match cell {
-                    Some(v) => (cell_color(*v, scale), format!("{v:+.1}%")),
-                    None => (RGBColor(255, 255, 255), "n/a".to_string()),
-                };
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
-                        fill.filled(),
-                    )))
-                    .map_err(err)?;
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
-                        WHITE.stroke_width(1),
-                    )))
-                    .map_err(err)?;
-                // Values only where they fit; the colour bar reads the rest. Dark cells get
-                // white text.
-                if let Some(size) = cell_font(&label, cell_w, cell_h) {
-                    let dark = cell.is_some_and(|v| v.abs() > scale * 0.6);
-                    let color = if dark { WHITE } else { BLACK };
-                    chart
-                        .draw_series(std::iter::once(Text::new(
-                            label,
-                            (x, y),
-                            text(size).color(&color).pos(centered),
-                        )))
-                        .map_err(err)?;
-                }
-            }
-        }
-        // The break-even boundary: between neighbours whose winner differs.
-        let sign = |v: &Option<f64>| v.map(|v| (v > 0.0) as i8 - (v < 0.0) as i8);
-        let line = BLACK.stroke_width(4);
-        for (yk, row) in self.cells.iter().enumerate() {
-            for (xk, cell) in row.iter().enumerate() {
-                let (x, y) = (xk as f64, yk as f64);
-                if let Some(right) = row.get(xk + 1) {
-                    if sign(cell).is_some() && sign(right).is_some() && sign(cell) != sign(right) {
-                        chart
-                            .draw_series(std::iter::once(PathElement::new(
-                                vec![(x + 0.5, y - 0.5), (x + 0.5, y + 0.5)],
-                                line,
-                            )))
-                            .map_err(err)?;
-                    }
-                }
-                if let Some(up) = self.cells.get(yk + 1).map(|r| &r[xk]) {
-                    if sign(cell).is_some() && sign(up).is_some() && sign(cell) != sign(up) {
-                        chart
-                            .draw_series(std::iter::once(PathElement::new(
-                                vec![(x - 0.5, y + 0.5), (x + 0.5, y + 0.5)],
-                                line,
-                            )))
-                            .map_err(err)?;
-                    }
-                }
-            }
-        }
+        self.draw_cells(&mut chart, scale, (plot_w / nx as f64, plot_h / ny as f64))?;
+        self.draw_break_even(&mut chart)?;
         let caption = caption_lines(&self.a, &self.b, &self.metric);
         self.draw_color_bar(&bar_area, scale, caption_h)?;
         let (fw, _) = footer.dim_in_pixel();

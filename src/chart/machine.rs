@@ -196,69 +196,82 @@ pub fn svg_with_ids(trace: &Trace, id: &str) -> String {
 <rect width="780" height="450" fill="white"/>"##
     );
     for e in &edges {
-        let taken = e.count() > 0;
-        let (stroke, width, dash, marker, weight, fill) = if taken {
-            ("#d62728", 3.0, "", "taken", "bold", "#d62728")
-        } else {
-            (
-                "#aaaaaa",
-                1.5,
-                r#" stroke-dasharray="5,4""#,
-                "idle",
-                "normal",
-                "#888888",
-            )
-        };
-        let (ax, ay) = node_pos(e.from);
-        let label = esc(&e.label());
-        if e.from == e.to {
-            // A loop on the node's upper right corner.
-            let d = format!(
-                "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
-                ax + 30.0,
-                ay - HH,
-                ax + 40.0,
-                ay - 95.0,
-                ax + 150.0,
-                ay - 45.0,
-                ax + HW,
-                ay - 14.0
-            );
-            let _ = writeln!(
-                s,
-                r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{id}-arrow-{marker})"/>"#
-            );
-            let _ = writeln!(
-                s,
-                r#"<text x="{:.1}" y="{:.1}" fill="{fill}" font-weight="{weight}">{label}</text>"#,
-                ax + 110.0,
-                ay - 70.0
-            );
-            continue;
-        }
-        let (bx, by) = node_pos(e.to);
-        let (dx, dy) = (bx - ax, by - ay);
-        let len = (dx * dx + dy * dy).sqrt().max(1e-9);
-        let (ux, uy) = (dx / len, dy / len);
-        // Offset to the right of the direction of travel, so a->b and b->a sit side by side.
-        let (nx, ny) = (-uy, ux);
-        let off = 9.0;
-        let t = clip(ux, uy);
-        let (x1, y1) = (ax + ux * t + nx * off, ay + uy * t + ny * off);
-        let (x2, y2) = (bx - ux * t + nx * off, by - uy * t + ny * off);
-        let _ = writeln!(
-            s,
-            r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{id}-arrow-{marker})"/>"#
-        );
-        let (mx, my) = (
-            (x1 + x2) / 2.0 + nx * 16.0,
-            (y1 + y2) / 2.0 + ny * 16.0 + 4.0,
-        );
-        let _ = writeln!(
-            s,
-            r#"<text x="{mx:.1}" y="{my:.1}" text-anchor="middle" fill="{fill}" font-weight="{weight}">{label}</text>"#
-        );
+        svg_edge(&mut s, e, id);
     }
+    svg_nodes(&mut s, &seen);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One transition: a line between its modes (a loop on a mode's corner), red and bold when
+/// taken, grey and dashed when not, with its label.
+fn svg_edge(s: &mut String, e: &Edge, id: &str) {
+    let taken = e.count() > 0;
+    let (stroke, width, dash, marker, weight, fill) = if taken {
+        ("#d62728", 3.0, "", "taken", "bold", "#d62728")
+    } else {
+        (
+            "#aaaaaa",
+            1.5,
+            r#" stroke-dasharray="5,4""#,
+            "idle",
+            "normal",
+            "#888888",
+        )
+    };
+    let (ax, ay) = node_pos(e.from);
+    let label = esc(&e.label());
+    if e.from == e.to {
+        // A loop on the node's upper right corner.
+        let d = format!(
+            "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
+            ax + 30.0,
+            ay - HH,
+            ax + 40.0,
+            ay - 95.0,
+            ax + 150.0,
+            ay - 45.0,
+            ax + HW,
+            ay - 14.0
+        );
+        let _ = writeln!(
+            s,
+            r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{id}-arrow-{marker})"/>"#
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" fill="{fill}" font-weight="{weight}">{label}</text>"#,
+            ax + 110.0,
+            ay - 70.0
+        );
+        return;
+    }
+    let (bx, by) = node_pos(e.to);
+    let (dx, dy) = (bx - ax, by - ay);
+    let len = (dx * dx + dy * dy).sqrt().max(1e-9);
+    let (ux, uy) = (dx / len, dy / len);
+    // Offset to the right of the direction of travel, so a->b and b->a sit side by side.
+    let (nx, ny) = (-uy, ux);
+    let off = 9.0;
+    let t = clip(ux, uy);
+    let (x1, y1) = (ax + ux * t + nx * off, ay + uy * t + ny * off);
+    let (x2, y2) = (bx - ux * t + nx * off, by - uy * t + ny * off);
+    let _ = writeln!(
+        s,
+        r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{id}-arrow-{marker})"/>"#
+    );
+    let (mx, my) = (
+        (x1 + x2) / 2.0 + nx * 16.0,
+        (y1 + y2) / 2.0 + ny * 16.0 + 4.0,
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{mx:.1}" y="{my:.1}" text-anchor="middle" fill="{fill}" font-weight="{weight}">{label}</text>"#
+    );
+}
+
+/// The modes as boxes, bold where the session went.
+fn svg_nodes(s: &mut String, seen: &[Mode]) {
     for m in MODES {
         let (x, y) = node_pos(m);
         let on = seen.contains(&m);
@@ -283,8 +296,6 @@ pub fn svg_with_ids(trace: &Trace, id: &str) -> String {
             m
         );
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 /// The machine as a Mermaid flowchart; taken transitions are thick and red, with their counts.

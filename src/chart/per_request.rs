@@ -685,41 +685,29 @@ impl PerRequest {
             .build_cartesian_2d(x_range, 0f64..1f64)
             .map_err(err)?;
         let runs = self.runs();
-        // Phases of the main stream as spans (subagent requests in between do not split a
-        // phase); subagent runs sit in a lower band of their own, so a burst of parallel
-        // subagents reads as one block instead of slivers of text.
-        let mut spans: Vec<(usize, usize, Phase)> = Vec::new();
-        for r in runs.iter().filter(|r| r.stream == "main") {
-            match spans.last_mut() {
-                Some((_, end, p)) if *p == r.phase => *end = r.end,
-                _ => spans.push((r.start, r.end, r.phase)),
-            }
-        }
-        // A session that starts in a subagent: extend the first span back to request 1.
-        if let Some(first) = spans.first_mut() {
-            first.0 = 0;
-        }
-        for (k, (start, end, p)) in spans.iter().enumerate() {
-            // Up to the next span, so subagent requests between phases stay covered.
-            let next = spans.get(k + 1).map_or(n - 1, |s| s.0.saturating_sub(1));
-            let end = (*end).max(next);
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(*start as f64 + 0.5, 0.55), (end as f64 + 1.5, 1.0)],
-                    phase_color(*p).filled(),
-                )))
-                .map_err(err)?;
-        }
-        for r in runs.iter().filter(|r| r.stream != "main") {
-            let RGBColor(cr, cg, cb) = phase_color(r.phase);
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(r.start as f64 + 0.5, 0.55), (r.end as f64 + 1.5, 0.72)],
-                    RGBColor(cr / 4 * 3, cg / 4 * 3, cb / 4 * 3).filled(),
-                )))
-                .map_err(err)?;
-        }
-        for (start, end, p) in &spans {
+        let spans = main_spans(&runs);
+        draw_spans(&mut chart, &spans, &runs, n)?;
+        self.draw_span_labels(&mut chart, &spans, px_per_request)?;
+        draw_burst_labels(&mut chart, &runs, px_per_request)?;
+        self.draw_events(&mut chart, px_per_request, plot_left)?;
+        strip
+            .draw(&Text::new("mode", (14, 20), text(16)))
+            .map_err(err)?;
+        Ok(())
+    }
+
+    /// Each main-stream phase's name, in the widest stretch of its span between event lines (so
+    /// the name crosses none), shortened or left out where it does not fit.
+    fn draw_span_labels<DB: DrawingBackend>(
+        &self,
+        chart: &mut Plot<'_, DB>,
+        spans: &[(usize, usize, Phase)],
+        px_per_request: f64,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        for (start, end, p) in spans {
             // The widest stretch of the span between event lines, so the name crosses none.
             let (lo, hi) = (*start as f64 + 0.5, *end as f64 + 1.5);
             let mut cuts: Vec<f64> = self
@@ -754,47 +742,20 @@ impl PerRequest {
                 )))
                 .map_err(err)?;
         }
-        // Subagent bursts: consecutive subagent runs share one label naming the streams.
-        let mut bursts: Vec<(usize, usize, Vec<String>)> = Vec::new();
-        for r in runs.iter().filter(|r| r.stream != "main") {
-            match bursts.last_mut() {
-                Some((_, end, names)) if r.start == *end + 1 => {
-                    *end = r.end;
-                    if !names.contains(&r.stream) {
-                        names.push(r.stream.clone());
-                    }
-                }
-                _ => bursts.push((r.start, r.end, vec![r.stream.clone()])),
-            }
-        }
-        for (start, end, names) in &bursts {
-            let span_px = (end - start + 1) as f64 * px_per_request;
-            let candidates = [
-                format!("subagents: {}", names.join(", ")),
-                format!("{} subagents", names.len()),
-                format!("{}", names.len()),
-            ];
-            let Some(label) = candidates
-                .into_iter()
-                .find(|l| text_width(l, 13) + 4.0 <= span_px)
-            else {
-                continue;
-            };
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    label,
-                    ((*start as f64 + *end as f64) / 2.0 + 1.0, 0.70),
-                    text(13)
-                        .color(&WHITE)
-                        .pos(plotters::style::text_anchor::Pos::new(
-                            plotters::style::text_anchor::HPos::Center,
-                            plotters::style::text_anchor::VPos::Top,
-                        )),
-                )))
-                .map_err(err)?;
-        }
-        // Events: a line each; labels at the same position are joined, then placed in two
-        // rows without overlapping; labels that fit nowhere are left out (the line stays).
+        Ok(())
+    }
+
+    /// Events: a line each; labels at the same position are joined, then placed in two rows
+    /// without overlapping; labels that fit nowhere are left out (the line stays).
+    fn draw_events<DB: DrawingBackend>(
+        &self,
+        chart: &mut Plot<'_, DB>,
+        px_per_request: f64,
+        plot_left: f64,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
         let mut groups: Vec<(f64, Vec<String>)> = Vec::new();
         for e in &self.timeline.events {
             match groups.last_mut() {
@@ -832,11 +793,109 @@ impl PerRequest {
                 )))
                 .map_err(err)?;
         }
-        strip
-            .draw(&Text::new("mode", (14, 20), text(16)))
-            .map_err(err)?;
         Ok(())
     }
+}
+
+/// Phases of the main stream as spans (subagent requests in between do not split a phase);
+/// subagent runs sit in a lower band of their own, so a burst of parallel subagents reads as
+/// one block instead of slivers of text.
+fn main_spans(runs: &[Run]) -> Vec<(usize, usize, Phase)> {
+    let mut spans: Vec<(usize, usize, Phase)> = Vec::new();
+    for r in runs.iter().filter(|r| r.stream == "main") {
+        match spans.last_mut() {
+            Some((_, end, p)) if *p == r.phase => *end = r.end,
+            _ => spans.push((r.start, r.end, r.phase)),
+        }
+    }
+    // A session that starts in a subagent: extend the first span back to request 1.
+    if let Some(first) = spans.first_mut() {
+        first.0 = 0;
+    }
+    spans
+}
+
+/// The main stream's spans, each up to the next, and the subagent runs in their lower band.
+fn draw_spans<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    spans: &[(usize, usize, Phase)],
+    runs: &[Run],
+    n: usize,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    for (k, (start, end, p)) in spans.iter().enumerate() {
+        // Up to the next span, so subagent requests between phases stay covered.
+        let next = spans.get(k + 1).map_or(n - 1, |s| s.0.saturating_sub(1));
+        let end = (*end).max(next);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(*start as f64 + 0.5, 0.55), (end as f64 + 1.5, 1.0)],
+                phase_color(*p).filled(),
+            )))
+            .map_err(err)?;
+    }
+    for r in runs.iter().filter(|r| r.stream != "main") {
+        let RGBColor(cr, cg, cb) = phase_color(r.phase);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(r.start as f64 + 0.5, 0.55), (r.end as f64 + 1.5, 0.72)],
+                RGBColor(cr / 4 * 3, cg / 4 * 3, cb / 4 * 3).filled(),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Subagent bursts: consecutive subagent runs share one label naming the streams.
+fn draw_burst_labels<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    runs: &[Run],
+    px_per_request: f64,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut bursts: Vec<(usize, usize, Vec<String>)> = Vec::new();
+    for r in runs.iter().filter(|r| r.stream != "main") {
+        match bursts.last_mut() {
+            Some((_, end, names)) if r.start == *end + 1 => {
+                *end = r.end;
+                if !names.contains(&r.stream) {
+                    names.push(r.stream.clone());
+                }
+            }
+            _ => bursts.push((r.start, r.end, vec![r.stream.clone()])),
+        }
+    }
+    for (start, end, names) in &bursts {
+        let span_px = (end - start + 1) as f64 * px_per_request;
+        let candidates = [
+            format!("subagents: {}", names.join(", ")),
+            format!("{} subagents", names.len()),
+            format!("{}", names.len()),
+        ];
+        let Some(label) = candidates
+            .into_iter()
+            .find(|l| text_width(l, 13) + 4.0 <= span_px)
+        else {
+            continue;
+        };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label,
+                ((*start as f64 + *end as f64) / 2.0 + 1.0, 0.70),
+                text(13)
+                    .color(&WHITE)
+                    .pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Top,
+                    )),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// The phase name, shortened when its span is too narrow for the full label.

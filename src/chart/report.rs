@@ -650,40 +650,45 @@ pub fn markdown(
             scenario_id(scenario)
         );
         for (n, &i) in idx.iter().enumerate() {
-            let (sec, ch) = (&sections[i], &charts[i]);
-            let g = &sec.group;
-            let _ = writeln!(
-                s,
-                "<a id=\"{}\"></a>\n<details{}>\n<summary><b>{} cache</b>: {}</summary>\n",
-                group_id(g),
-                if n == 0 { " open" } else { "" },
-                g.cache,
-                esc(&sec.verdict.join(" "))
-            );
-            let (header, rows) = summary_table(sec);
-            s.push_str(&md_table(&header, &rows));
-            let _ = writeln!(s, "\n{SUMS_NOTE}\n");
-            for c in ch {
-                let _ = writeln!(s, "![{}](charts/{}.png)\n", c.title, c.stem);
-            }
-            s.push_str("**Cache breaks**\n\n");
-            let br = break_rows(g);
-            if br.is_empty() {
-                s.push_str("No strategy lost its cached prefix after the first request.\n\n");
-            } else {
-                s.push_str(&md_table(&BREAK_HEADER, &br));
-                s.push('\n');
-            }
-            s.push_str("**Decision trace** (identical under every strategy)\n\n```text\n");
-            s.push_str(&trace_text(g));
-            s.push_str("\n```\n\n**State machine** (transitions taken in red, with counts)\n\n");
-            if let Some(r) = g.replays.first() {
-                s.push_str(&machine::mermaid(&r.trace));
-            }
-            s.push_str("\n</details>\n\n");
+            md_group(&mut s, &sections[i], &charts[i], n == 0);
         }
     }
     s
+}
+
+/// One scenario's block for one cache model in report.md: verdict, summary, charts, breaks,
+/// trace and machine (`open`: shown unfolded).
+fn md_group(s: &mut String, sec: &Section<'_>, ch: &[Rendered], open: bool) {
+    let g = &sec.group;
+    let _ = writeln!(
+        s,
+        "<a id=\"{}\"></a>\n<details{}>\n<summary><b>{} cache</b>: {}</summary>\n",
+        group_id(g),
+        if open { " open" } else { "" },
+        g.cache,
+        esc(&sec.verdict.join(" "))
+    );
+    let (header, rows) = summary_table(sec);
+    s.push_str(&md_table(&header, &rows));
+    let _ = writeln!(s, "\n{SUMS_NOTE}\n");
+    for c in ch {
+        let _ = writeln!(s, "![{}](charts/{}.png)\n", c.title, c.stem);
+    }
+    s.push_str("**Cache breaks**\n\n");
+    let br = break_rows(g);
+    if br.is_empty() {
+        s.push_str("No strategy lost its cached prefix after the first request.\n\n");
+    } else {
+        s.push_str(&md_table(&BREAK_HEADER, &br));
+        s.push('\n');
+    }
+    s.push_str("**Decision trace** (identical under every strategy)\n\n```text\n");
+    s.push_str(&trace_text(g));
+    s.push_str("\n```\n\n**State machine** (transitions taken in red, with counts)\n\n");
+    if let Some(r) = g.replays.first() {
+        s.push_str(&machine::mermaid(&r.trace));
+    }
+    s.push_str("\n</details>\n\n");
 }
 
 const CSS: &str = "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:2em auto;max-width:1150px;color:#222}\
@@ -769,41 +774,46 @@ pub fn html(
             esc(scenario)
         );
         for (n, &i) in idx.iter().enumerate() {
-            let (sec, ch) = (&sections[i], &charts[i]);
-            let g = &sec.group;
-            let _ = writeln!(
-                s,
-                "<details id=\"{}\"{}>\n<summary><h3>{} cache</h3></summary>\n<p class=\"verdict\"><b>Verdict.</b> {}</p>",
-                group_id(g),
-                if n == 0 { " open" } else { "" },
-                esc(g.cache),
-                esc(&sec.verdict.join(" "))
-            );
-            let (header, rows) = summary_table(sec);
-            s.push_str(&html_table(&header, &rows));
-            let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(SUMS_NOTE));
-            for c in ch {
-                let _ = writeln!(s, "<figure>{}</figure>", inline_svg(&c.svg).trim_end());
-            }
-            s.push_str("<h4>Cache breaks</h4>\n");
-            let br = break_rows(g);
-            if br.is_empty() {
-                s.push_str("<p>No strategy lost its cached prefix after the first request.</p>\n");
-            } else {
-                s.push_str(&html_table(&BREAK_HEADER, &br));
-            }
-            s.push_str("<h4>State machine (transitions taken in red, with counts)</h4>\n");
-            if let Some(r) = g.replays.first() {
-                s.push_str(&machine::svg_with_ids(&r.trace, &format!("m{}", i + 1)));
-            }
-            let _ = writeln!(
-                s,
-                "<h4>Decision trace (identical under every strategy)</h4>\n<pre>{}</pre>\n</details>",
-                esc(&trace_text(g))
-            );
+            html_group(&mut s, &sections[i], &charts[i], n == 0, i + 1);
         }
         s.push_str("</section>\n");
     }
     s.push_str("</body>\n</html>\n");
     s
+}
+
+/// One scenario's block for one cache model in report.html (`open`: shown unfolded; `number`
+/// names its state machine's SVG ids).
+fn html_group(s: &mut String, sec: &Section<'_>, ch: &[Rendered], open: bool, number: usize) {
+    let g = &sec.group;
+    let _ = writeln!(
+        s,
+        "<details id=\"{}\"{}>\n<summary><h3>{} cache</h3></summary>\n<p class=\"verdict\"><b>Verdict.</b> {}</p>",
+        group_id(g),
+        if open { " open" } else { "" },
+        esc(g.cache),
+        esc(&sec.verdict.join(" "))
+    );
+    let (header, rows) = summary_table(sec);
+    s.push_str(&html_table(&header, &rows));
+    let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(SUMS_NOTE));
+    for c in ch {
+        let _ = writeln!(s, "<figure>{}</figure>", inline_svg(&c.svg).trim_end());
+    }
+    s.push_str("<h4>Cache breaks</h4>\n");
+    let br = break_rows(g);
+    if br.is_empty() {
+        s.push_str("<p>No strategy lost its cached prefix after the first request.</p>\n");
+    } else {
+        s.push_str(&html_table(&BREAK_HEADER, &br));
+    }
+    s.push_str("<h4>State machine (transitions taken in red, with counts)</h4>\n");
+    if let Some(r) = g.replays.first() {
+        s.push_str(&machine::svg_with_ids(&r.trace, &format!("m{number}")));
+    }
+    let _ = writeln!(
+        s,
+        "<h4>Decision trace (identical under every strategy)</h4>\n<pre>{}</pre>\n</details>",
+        esc(&trace_text(g))
+    );
 }

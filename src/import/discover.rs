@@ -377,9 +377,17 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
         }
     }
     let mut out: Vec<SessionFiles> = sessions.into_values().collect();
+    attach_subagents(&mut out)?;
+    Ok(out)
+}
+
+/// A main Claude Code file brings its subagent files along (`<session>/subagents/agent-*.jsonl`,
+/// and 2.0.x `agent-*.jsonl` beside it naming its session): they ran against the same account
+/// cache, so they belong in its replay.
+fn attach_subagents(out: &mut [SessionFiles]) -> Result<(), String> {
     // Each folder's 2.0.x agent files, listed and read once (not once per session in it).
     let mut agents_by_dir: HashMap<PathBuf, Vec<(PathBuf, String)>> = HashMap::new();
-    for s in &mut out {
+    for s in out.iter_mut() {
         // A main Claude Code file brings its subagent files (`<session>/subagents/agent-*.jsonl`)
         // along: they ran against the same account cache, so they belong in its replay.
         if let (TranscriptKind::ClaudeCode, Some(main)) = (s.kind, &s.main) {
@@ -399,7 +407,7 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
         }
         s.subagents.sort();
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Claude Code 2.0.x writes a subagent as `<project>/agent-<id>.jsonl` beside the main file,
