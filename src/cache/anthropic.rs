@@ -53,6 +53,7 @@ pub enum Layout {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BreakpointConfig {
+    /// Where the cache puts its breakpoints (Claude Code's, automatic, or explicit marks).
     pub layout: Layout,
     /// TTL class of the layout's system-prompt breakpoints (Claude Code: 1 h).
     pub system_ttl: Ttl,
@@ -248,7 +249,9 @@ impl BreakpointConfig {
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
+    /// When the entry becomes readable (ms): when the writing request's response began.
     visible_at: u64,
+    /// When the entry lapses (ms) unless a hit renews it first.
     expires_at: u64,
     /// The entry's own lifetime (its TTL class when written), which a hit renews.
     ttl_ms: u64,
@@ -256,19 +259,26 @@ struct Entry {
 
 #[derive(Debug, Default)]
 struct ModelState {
+    /// The model's cache entries, keyed by the prefix hash they were written at.
     entries: common::HashKeyed<u64, Entry>,
     /// Prefix hashes of every earlier prompt, to tell "changed" from "never written".
     seen: common::HashKeyed<u64, ()>,
+    /// Whether the model has served a request yet (its first request finds nothing).
     started: bool,
 }
 
 /// A breakpoint cache (Anthropic, or OpenAI GPT-5.6) with its configuration.
 #[derive(Debug)]
 pub struct BreakpointCache {
+    /// The cache's name, as reports label it.
     name: String,
+    /// The rules this cache applies (breakpoints, TTLs, minimums, layout).
     config: BreakpointConfig,
+    /// Each model's minimum cacheable prefix from the price table, when the config sets none.
     min_by_model: HashMap<String, u64>,
+    /// Each model's entries and seen prefixes, keyed by model name.
     models: ByName<ModelState>,
+    /// Every stream's memory of its previous request, keyed by stream name.
     streams: Streams<StreamState>,
 }
 
@@ -276,6 +286,7 @@ pub struct BreakpointCache {
 /// adds: hashes and ends come from the cursor, breakpoint candidates from marks kept in step.
 #[derive(Debug, Default)]
 struct StreamState {
+    /// The stream's previous prompt as segments with their prefix hashes and ends.
     cursor: Cursor,
     /// Indices of the system-level segments.
     system: Vec<usize>,
@@ -534,6 +545,7 @@ fn cacheable_breakpoints(
 struct Head<'a> {
     /// The prompt's prefix hashes and token ends, per segment.
     hashes: &'a [u64],
+    /// The prompt's cumulative token count at the end of each segment.
     ends: &'a [u64],
     /// The model's minimum cacheable prompt.
     min: u64,

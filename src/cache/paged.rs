@@ -93,6 +93,7 @@ struct Block {
     pins: u32,
     /// Free-list position from the last release ending here or below: greater = freed later.
     stamp: u64,
+    /// When the block's content becomes readable (ms): when its request's response began.
     visible_at: u64,
     /// In the evictable set (cached, unpinned, no cached children).
     evictable: bool,
@@ -122,12 +123,14 @@ type Running = (u64, usize, u64, Vec<(usize, u64)>);
 
 #[derive(Debug)]
 struct ModelState {
+    /// Prefix hashes of every earlier prompt, to tell "evicted" from "never written".
     seen: SeenPrefixes,
 }
 
 /// A stream's cursor plus the blocks its last stored request held, in chain order.
 #[derive(Debug)]
 struct StreamState {
+    /// The stream's cursor, seen-prefix memo and block hashes of its previous prompt.
     auto: AutoStream,
     /// (block, generation) in chain order.
     chain: Vec<(usize, u64)>,
@@ -143,8 +146,11 @@ struct StreamState {
 /// space); hashes are per model.
 #[derive(Debug)]
 pub struct PagedCache {
+    /// The rules this cache applies (block size and pool size).
     config: PagedConfig,
+    /// The block pool, indexed by block id.
     blocks: Vec<Block>,
+    /// The block a lookup finds for each (model key, chained block hash).
     by_hash: HashKeyed<(u64, u64), usize>,
     /// Evictable leaves by (stamp, block): the first is the head of vLLM's free list.
     evictable: BTreeSet<(u64, usize)>,
@@ -165,8 +171,11 @@ pub struct PagedCache {
     /// first: vLLM keeps them all under the hash and finds the oldest; one takes over the hash
     /// when the block it is found through is evicted.
     copies: HashKeyed<(u64, u64), Vec<usize>>,
+    /// Each model's seen prefixes, keyed by model name.
     models: ByName<ModelState>,
+    /// Every stream's memory of its previous request, keyed by stream name.
     streams: Streams<StreamState>,
+    /// Token ids for generated reasoning, which no later prompt repeats.
     reasoning: common::ReasoningIds,
 }
 
