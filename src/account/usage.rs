@@ -159,31 +159,36 @@ impl Streams {
     }
 }
 
-/// The billed requests of one Claude Code file (see the module doc).
-pub fn read(path: &Path) -> Result<Transcript, String> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| format!("{}: cannot read transcript: {e}", path.display()))?;
-    let mut reader = BufReader::with_capacity(1 << 16, f);
-    let finder = memchr::memmem::Finder::new(b"\"usage\"");
-    let mut streams = Streams::default();
+/// Calls `f` with every line of `path` (1-based number, bytes with the newline) through one
+/// reused buffer; returns the number of lines.
+fn each_line(path: &Path, mut f: impl FnMut(usize, &[u8])) -> Result<usize, String> {
+    let cannot = |e: std::io::Error| format!("{}: cannot read transcript: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut line = Vec::new();
     let mut n = 0;
     loop {
         line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| format!("{}: cannot read transcript: {e}", path.display()))?;
-        if read == 0 {
-            break;
+        if reader.read_until(b'\n', &mut line).map_err(cannot)? == 0 {
+            return Ok(n);
         }
         n += 1;
-        if finder.find(&line).is_none() {
-            continue;
+        f(n, &line);
+    }
+}
+
+/// The billed requests of one Claude Code file (see the module doc).
+pub fn read(path: &Path) -> Result<Transcript, String> {
+    let finder = memchr::memmem::Finder::new(b"\"usage\"");
+    let mut streams = Streams::default();
+    let n = each_line(path, |n, line| {
+        if finder.find(line).is_none() {
+            return;
         }
-        if let Ok(r) = serde_json::from_slice::<Record<'_>>(&line) {
+        if let Ok(r) = serde_json::from_slice::<Record<'_>>(line) {
             streams.record(n, r);
         }
-    }
+    })?;
     Ok(Transcript {
         source: path.display().to_string(),
         name: path
@@ -228,39 +233,27 @@ struct CodexPayload<'a> {
 /// latest `turn_context`). Only lines that can change the bill are parsed: `token_count` and
 /// `turn_context` records, and reply items while the request in progress has none yet.
 pub fn read_codex(path: &Path) -> Result<Transcript, String> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| format!("{}: cannot read transcript: {e}", path.display()))?;
-    let mut reader = BufReader::with_capacity(1 << 16, f);
     let token_count = memchr::memmem::Finder::new(b"token_count");
     let turn_context = memchr::memmem::Finder::new(b"turn_context");
     let response_item = memchr::memmem::Finder::new(b"response_item");
     let mut bill = CodexBill::default();
-    let mut line = Vec::new();
-    let (mut n, mut lines) = (0, 0);
-    loop {
-        line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| format!("{}: cannot read transcript: {e}", path.display()))?;
-        if read == 0 {
-            break;
-        }
-        n += 1;
+    let mut lines = 0;
+    each_line(path, |n, line| {
         if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
+            return;
         }
         lines += 1;
-        let wanted = token_count.find(&line).is_some()
-            || turn_context.find(&line).is_some()
-            || (bill.first_at.is_none() && response_item.find(&line).is_some());
+        let wanted = token_count.find(line).is_some()
+            || turn_context.find(line).is_some()
+            || (bill.first_at.is_none() && response_item.find(line).is_some());
         // A line that is not UTF-8 is skipped whole, as the importer skips it.
-        if !wanted || std::str::from_utf8(&line).is_err() {
-            continue;
+        if !wanted || std::str::from_utf8(line).is_err() {
+            return;
         }
-        if let Ok(r) = serde_json::from_slice::<CodexRecord<'_>>(&line) {
+        if let Ok(r) = serde_json::from_slice::<CodexRecord<'_>>(line) {
             bill.record(r, n);
         }
-    }
+    })?;
     Ok(codex_transcript(path, bill.items, lines))
 }
 
