@@ -65,9 +65,13 @@ pub enum SessionCache {
 /// Options of a validation run.
 #[derive(Debug, Clone)]
 pub struct ValidateOptions {
+    /// The strategy the harness used, replayed for every stream (`permission-mode` for Claude Code).
     pub strategy: String,
+    /// The cache model the streams are replayed against (a registry name).
     pub cache: String,
+    /// Whether each stream's first request counts in the error figures.
     pub first_request: FirstRequest,
+    /// What the cache holds before a transcript's first request.
     pub shared_prefix: SharedPrefix,
     /// A request is mispredicted when |Δcache_read| exceeds this share of its prompt.
     pub tolerance: f64,
@@ -100,26 +104,45 @@ impl Default for ValidateOptions {
 /// One request: recorded against predicted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestCheck {
+    /// The transcript file the request was read from.
     pub transcript: String,
+    /// The stream it belongs to (`main` or a subagent's name).
     pub stream: String,
     /// 1-based within its stream.
     pub request: usize,
+    /// The provider's request id, as the transcript recorded it.
     pub request_id: String,
+    /// 1-based line of the transcript that carries the billed usage.
     pub line: usize,
+    /// The model the provider billed.
     pub model: String,
+    /// When the request was sent, in ms on the replay's clock.
     pub sent_at_ms: u64,
+    /// Whether this is its stream's first request (see [`FirstRequest`]).
     pub first_in_stream: bool,
+    /// Billed prompt tokens: uncached input plus cache writes plus cache reads.
     pub recorded_prompt: u64,
+    /// Billed uncached input tokens.
     pub recorded_input: u64,
+    /// Billed cache-write tokens (both TTL classes).
     pub recorded_creation: u64,
+    /// Billed cache-read tokens.
     pub recorded_read: u64,
+    /// Billed cost in base-price units (output excluded).
     pub recorded_units: f64,
+    /// The replay's prompt tokens for the same request.
     pub predicted_prompt: u64,
+    /// The replay's uncached input tokens.
     pub predicted_input: u64,
+    /// The replay's cache-write tokens (both TTL classes).
     pub predicted_creation: u64,
+    /// The replay's cache-read tokens.
     pub predicted_read: u64,
+    /// The replay's cost in base-price units (output excluded).
     pub predicted_units: f64,
+    /// The billed read is below the break threshold of the previous billed prompt.
     pub recorded_break: bool,
+    /// The predicted read is below the break threshold of the previous predicted prompt.
     pub predicted_break: bool,
     /// Where and why the model's reuse stopped (empty when it read the whole previous prompt).
     pub reason: String,
@@ -184,21 +207,33 @@ fn ratio(a: u64, b: u64) -> f64 {
 /// Error figures of a set of requests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stats {
+    /// What the set is (`transcript / stream`, `transcript (all streams)`, `overall`).
     pub label: String,
+    /// Requests in the set.
     pub requests: usize,
+    /// Median of |predicted - recorded| prompt tokens over the recorded prompt.
     pub median_prompt_error: f64,
+    /// Largest such prompt error in the set.
     pub worst_prompt_error: f64,
+    /// Mean of |Δcache_read| over the recorded prompt.
     pub mean_read_error: f64,
+    /// Mean of |Δcache_creation| over the recorded prompt.
     pub mean_creation_error: f64,
+    /// Requests the billed usage shows as breaks.
     pub recorded_breaks: usize,
+    /// Requests the replay predicts as breaks.
     pub predicted_breaks: usize,
+    /// Predicted breaks that were also recorded.
     pub true_breaks: usize,
     /// None when no break was predicted.
     pub precision: Option<f64>,
     /// None when no break was recorded.
     pub recall: Option<f64>,
+    /// Billed cost of the set in base-price units.
     pub recorded_units: f64,
+    /// Predicted cost of the set in base-price units.
     pub predicted_units: f64,
+    /// Requests off by more than the tolerance or with the wrong break verdict.
     pub mispredicted: usize,
     /// The same figures for the naive baseline over the same requests.
     pub naive: Baseline,
@@ -207,12 +242,19 @@ pub struct Stats {
 /// The naive baseline's figures over a set of requests (its prompts are the recorded ones).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Baseline {
+    /// Mean of |Δcache_read| over the recorded prompt.
     pub mean_read_error: f64,
+    /// Mean of |Δcache_creation| over the recorded prompt.
     pub mean_creation_error: f64,
+    /// Requests the baseline calls breaks.
     pub predicted_breaks: usize,
+    /// Of those, the ones also recorded.
     pub true_breaks: usize,
+    /// None when the baseline called no break.
     pub precision: Option<f64>,
+    /// None when no break was recorded.
     pub recall: Option<f64>,
+    /// The baseline's cost in base-price units.
     pub units: f64,
 }
 
@@ -245,6 +287,8 @@ fn break_scores(
 }
 
 impl Stats {
+    /// The figures of `checks` under `label`; `tolerance` is the share of the prompt
+    /// beyond which a read counts as mispredicted.
     pub fn of(label: &str, checks: &[&RequestCheck], tolerance: f64) -> Stats {
         let n = checks.len();
         let mut prompt_err: Vec<f64> = checks.iter().map(|c| c.prompt_error()).collect();
@@ -305,7 +349,9 @@ fn relative(predicted: f64, recorded: f64) -> f64 {
 /// The outcome of validating one or more transcripts.
 #[derive(Debug, Clone)]
 pub struct Validation {
+    /// The options the run used.
     pub options: ValidateOptions,
+    /// Every request of every transcript scored, recorded against predicted, in replay order.
     pub checks: Vec<RequestCheck>,
     /// Per transcript: lines read, records skipped (with reasons), import notes.
     pub imports: Vec<ImportSummary>,
@@ -331,14 +377,21 @@ pub struct Skipped {
 /// A recorded break the transcript gives no reason for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unexplained {
+    /// The transcript file.
     pub transcript: String,
+    /// The stream (`main` or a subagent's name).
     pub stream: String,
+    /// 1-based within its stream.
     pub request: usize,
+    /// The provider's request id.
     pub request_id: String,
+    /// 1-based line of the transcript that carries the billed usage.
     pub line: usize,
     /// Idle time since the previous response of the stream finished (ms).
     pub gap_ms: u64,
+    /// The previous request's billed prompt tokens.
     pub previous_prompt: u64,
+    /// The tokens this request was billed as cache reads.
     pub recorded_read: u64,
 }
 
@@ -346,25 +399,40 @@ pub struct Unexplained {
 /// (plan-mode requests on Opus, the others on Sonnet), a request that did not switch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelFinding {
+    /// The transcript file.
     pub transcript: String,
+    /// The stream (`main` for an opusplan session's switches).
     pub stream: String,
+    /// The provider's request id.
     pub request_id: String,
+    /// 1-based line of the transcript that carries the billed usage.
     pub line: usize,
+    /// The session's mode when the request was sent.
     pub mode: crate::plan_mode::Mode,
+    /// The model the provider billed.
     pub model: String,
+    /// The model family that mode implies (`opus` in plan mode, `sonnet` outside).
     pub expected: &'static str,
 }
 
 /// What the importer made of one transcript.
 #[derive(Debug, Clone)]
 pub struct ImportSummary {
+    /// The transcript file.
     pub transcript: String,
+    /// JSONL lines read.
     pub lines: usize,
+    /// Records skipped, each with its line and why.
     pub skipped: Vec<String>,
+    /// Streams imported (the main one and each subagent).
     pub streams: usize,
+    /// Billed requests over all streams.
     pub requests: usize,
+    /// The main stream's TTL class and where it came from (`5m (...)`, or `unknown (...)`).
     pub ttl: String,
+    /// Tokens of the leading block the main stream's first request read (0 for none).
     pub shared_prefix: u64,
+    /// The importer's notes, each prefixed with its stream.
     pub notes: Vec<String>,
     /// Events placed from billed cache reads (`billed` mode; 0 in `transcript` mode).
     pub inferred: usize,
