@@ -16,6 +16,7 @@ pub use crate::util::{duration_str, opt_duration_str};
 pub struct Scenario {
     /// Short identifier, used in output rows.
     pub name: String,
+    /// What the session shows, in a sentence (free text, not used by the replay).
     #[serde(default)]
     pub description: String,
     /// Model that serves the session; prices and cache rules come from the bundled table.
@@ -77,6 +78,7 @@ pub struct Scenario {
         skip_serializing_if = "is_default_keepalive_max_tokens"
     )]
     pub keepalive_max_tokens: u32,
+    /// The session's steps, replayed in order.
     pub steps: Vec<Step>,
 }
 
@@ -154,17 +156,22 @@ impl<'de> Deserialize<'de> for TtlSetting {
 pub struct ContextBlock {
     /// The block's name, e.g. `CLAUDE.md`; `edit_context` refers to it.
     pub name: String,
+    /// Size in tokens, when the text itself is not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u32>,
+    /// Literal text, tokenized.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// A file (relative to the scenario file) whose text is tokenized.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// An explicit cache breakpoint on this block (`"5m"` or `"1h"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<Ttl>,
 }
 
 impl ContextBlock {
+    /// The block as [`Content`] (never a reminder).
     pub fn content(&self) -> Content {
         Content {
             tokens: self.tokens,
@@ -246,6 +253,7 @@ pub struct Content {
 }
 
 impl Content {
+    /// Content of `n` tokens and no text.
     pub fn tokens(n: u32) -> Self {
         Content {
             tokens: Some(n),
@@ -258,11 +266,14 @@ impl Content {
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum TextOrContent {
+    /// A string: the text itself.
     Text(String),
+    /// A table: tokens, text or file.
     Content(Content),
 }
 
 impl TextOrContent {
+    /// The text as [`Content`] (a string becomes its `text`).
     pub fn into_content(self) -> Content {
         match self {
             TextOrContent::Text(text) => Content {
@@ -293,11 +304,14 @@ impl<'de> Deserialize<'de> for TextOrContent {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum Blocks {
+    /// A single block.
     One(Content),
+    /// Several blocks, in prompt order.
     Many(Vec<Content>),
 }
 
 impl Blocks {
+    /// The blocks as a list, in prompt order.
     pub fn to_vec(&self) -> Vec<Content> {
         match self {
             Blocks::One(c) => vec![c.clone()],
@@ -310,6 +324,7 @@ impl Blocks {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDef {
+    /// The tool's name as the model sees it; steps' calls refer to it.
     pub name: String,
     /// Defaults by name: Edit, Write, Bash, NotebookEdit are `write`, others `read`.
     #[serde(default)]
@@ -327,6 +342,7 @@ pub struct ToolDef {
     /// Listed as a stub and loaded on demand (strategies that defer tools).
     #[serde(default, skip_serializing_if = "is_false")]
     pub deferred: bool,
+    /// An explicit cache breakpoint after this definition (`"5m"` or `"1h"`).
     #[serde(default)]
     pub cache_control: Option<Ttl>,
 }
@@ -713,6 +729,7 @@ pub struct Compact {
     /// Size of the summary: the request's output and the new conversation's first message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_tokens: Option<u32>,
+    /// The summary's text, tokenized (instead of `summary_tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     /// Messages kept in place, in tokens from the start of the conversation (whole messages, up
@@ -944,6 +961,7 @@ pub struct Turn {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Call {
+    /// The name of the tool called (one of the scenario's `tools`).
     pub tool: String,
     /// Size of the tool result in tokens.
     #[serde(default)]
@@ -984,8 +1002,10 @@ pub struct Call {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanText {
+    /// Size of the edited plan in tokens, when its text is not given.
     #[serde(default)]
     pub plan_tokens: Option<u32>,
+    /// The edited plan's text, tokenized.
     #[serde(default)]
     pub plan: Option<String>,
 }
@@ -994,7 +1014,9 @@ pub struct PlanText {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LeadResponse {
+    /// Whether the lead approves the plan.
     pub approve: bool,
+    /// The lead's message to the teammate (with a rejection, why).
     #[serde(default)]
     pub feedback: Option<String>,
 }

@@ -28,11 +28,14 @@ use crate::prompt::Encoding;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenRange {
+    /// Smallest size, in tokens.
     pub min: u32,
+    /// Largest size, in tokens (at least `min`).
     pub max: u32,
 }
 
 impl TokenRange {
+    /// The range `min..=max`.
     pub const fn new(min: u32, max: u32) -> Self {
         TokenRange { min, max }
     }
@@ -47,6 +50,7 @@ pub struct GeneratorParams {
     pub seed: u64,
     /// Scenario name (default `generated-<seed>`).
     pub name: Option<String>,
+    /// Model that serves the session (a name of the bundled price table).
     pub model: String,
     /// Plan-mode model for `model-switch` (none: same as `model`).
     pub plan_model: Option<String>,
@@ -56,7 +60,9 @@ pub struct GeneratorParams {
     pub tool_tokens: u32,
     /// Sizes of the two plan tools (Claude Code 2.1.240: 1,296 and 648).
     pub enter_plan_tool_tokens: u32,
+    /// Size of the `ExitPlanMode` tool (see `enter_plan_tool_tokens`).
     pub exit_plan_tool_tokens: u32,
+    /// Size of the system prompt.
     pub system_tokens: u32,
     /// Size of an early context block (CLAUDE.md); 0 for none.
     pub context_tokens: u32,
@@ -70,6 +76,7 @@ pub struct GeneratorParams {
     pub result_tokens: TokenRange,
     /// Visible output of one assistant reply.
     pub reply_tokens: TokenRange,
+    /// Size of the plan the model writes before exiting plan mode.
     pub plan_tokens: u32,
     /// Rejections with feedback before the plan is approved.
     pub rejections: u32,
@@ -86,6 +93,7 @@ pub struct GeneratorParams {
     pub subagents: u32,
     /// Requests per subagent.
     pub subagent_rounds: u32,
+    /// Size of each subagent's system prompt.
     pub subagent_system_tokens: u32,
 }
 

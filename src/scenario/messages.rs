@@ -84,11 +84,17 @@ pub fn read_text(path: &Path) -> Result<String, ReadError> {
 /// Why a text file could not be read.
 #[derive(Debug)]
 pub enum ReadError {
+    /// The file could not be read (missing, unreadable).
     Io(std::io::Error),
+    /// The bytes are not UTF-8 text; the place of the first bad byte.
     NotUtf8 {
+        /// Byte offset of the first byte that is not UTF-8.
         offset: usize,
+        /// Its 1-based line.
         line: usize,
+        /// Its 1-based column, in characters.
         column: usize,
+        /// The byte's value.
         byte: u8,
     },
 }

@@ -16,26 +16,40 @@ pub const DEFAULT_WRITE_TOOLS: &[&str] = &["Edit", "Write", "Bash", "NotebookEdi
 /// One tool with its access and its prompt segment.
 #[derive(Debug, Clone)]
 pub struct Tool {
+    /// The tool's name.
     pub name: String,
+    /// Whether it reads or writes (plan mode denies write tools).
     pub access: Access,
+    /// Listed as a stub and loaded on demand (strategies that defer tools).
     pub deferred: bool,
+    /// Its definition, tokenized: the segment every request's tool list carries.
     pub segment: Arc<Segment>,
 }
 
 /// A loaded scenario with its segments.
 #[derive(Debug)]
 pub struct Session {
+    /// The scenario as loaded and checked.
     pub scenario: Scenario,
     /// The file it came from (for messages), or a label.
     pub path: PathBuf,
+    /// The tokenizer of the scenario's model, shared by every segment.
     pub tokenizer: Arc<Tokenizer>,
+    /// The tool definitions, in prompt order.
     pub tools: Vec<Tool>,
+    /// The system prompt's blocks, in prompt order.
     pub system: Vec<Arc<Segment>>,
+    /// The scenario's plan-mode system prompt, if it gives one (`system-swap`).
     pub plan_system: Option<Vec<Arc<Segment>>>,
+    /// The reminder a user message carries on entering plan mode.
     pub plan_enter_reminder: Arc<Segment>,
+    /// The reminder a user message carries on leaving plan mode.
     pub plan_exit_reminder: Arc<Segment>,
+    /// The error result of a tool call the permission layer denies.
     pub denied_result: Arc<Segment>,
+    /// The tool result of an approved `EnterPlanMode` call.
     pub enter_approved_result: Arc<Segment>,
+    /// The tool result of a declined `EnterPlanMode` call.
     pub enter_declined_result: Arc<Segment>,
     /// Early context blocks (name, segment), injected at the start of the messages.
     pub context: Vec<(String, Arc<Segment>)>,
@@ -259,6 +273,7 @@ impl Session {
         step_place(&self.step_lines, index)
     }
 
+    /// The tool of that name, if the scenario defines one.
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
     }
