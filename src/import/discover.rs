@@ -22,6 +22,7 @@ pub use super::Harness as TranscriptKind;
 /// The files of one session: the main transcript and its subagent transcripts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFiles {
+    /// The harness that wrote it.
     pub kind: TranscriptKind,
     /// The session id (Claude Code: the main file's stem; Codex: the rollout's stem).
     pub session_id: String,

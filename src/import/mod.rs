@@ -44,6 +44,7 @@ pub struct Transcript {
 pub struct Skipped {
     /// 1-based line number.
     pub line: usize,
+    /// Why it was skipped.
     pub reason: String,
 }
 
@@ -56,7 +57,9 @@ impl fmt::Display for Skipped {
 /// Whether a stream is the user's conversation or a subagent's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamKind {
+    /// The user's conversation.
     Main,
+    /// A subagent's conversation (one invocation).
     Agent,
 }
 
@@ -65,6 +68,7 @@ pub enum StreamKind {
 pub struct Stream {
     /// `main`, `agent-1`, `agent-2`, ...
     pub name: String,
+    /// The user's conversation or a subagent's.
     pub kind: StreamKind,
     /// Permission mode at the stream's start (the first one recorded; `default` when none is).
     pub initial_mode: Mode,
@@ -79,6 +83,7 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// The stream's API requests, in log order.
     pub fn requests(&self) -> impl Iterator<Item = &ApiRequest> {
         self.items.iter().filter_map(|i| match i {
             Item::Request(r) => Some(r),
@@ -91,43 +96,70 @@ impl Stream {
 #[derive(Debug, Clone)]
 pub enum Item {
     /// Text the user (or the harness on the user's behalf) added to the conversation.
-    User { text: String, at_ms: u64 },
+    User {
+        /// The message's text.
+        text: String,
+        /// When it was logged (ms since the Unix epoch).
+        at_ms: u64,
+    },
     /// A harness reminder that reaches the API as text in the next user message
     /// (plan-mode attachments).
     Reminder {
+        /// The attachment's type (`plan_mode`, `plan_mode_exit`, ...).
         kind: String,
+        /// What the harness renders into it (the attachment's fields as JSON).
         text: String,
+        /// When it was logged (ms since the Unix epoch).
         at_ms: u64,
     },
     /// The result of a tool call.
     ToolResult {
+        /// The id of the call it answers.
         tool_use_id: String,
+        /// The result's text.
         text: String,
+        /// Whether the tool reported an error (a denied call, a failed command).
         is_error: bool,
+        /// When it was logged (ms since the Unix epoch).
         at_ms: u64,
     },
     /// The permission mode the user switched to.
-    Mode { mode: Mode, at_ms: u64 },
+    Mode {
+        /// The mode switched to.
+        mode: Mode,
+        /// When it was logged (ms since the Unix epoch).
+        at_ms: u64,
+    },
     /// The conversation was compacted: it restarts from this summary.
-    Compaction { summary: String, at_ms: u64 },
+    Compaction {
+        /// The summary's text, the new conversation's first message.
+        summary: String,
+        /// When it was logged (ms since the Unix epoch).
+        at_ms: u64,
+    },
     /// The harness changed a part of the prompt before the conversation's tail (a memory or
     /// instructions file re-read into the early context, tools added to the tools array).
     PrefixChange {
+        /// Which part of the prompt changed.
         change: PrefixChange,
         /// What the record said, for notes.
         what: String,
+        /// When it was logged (ms since the Unix epoch).
         at_ms: u64,
     },
     /// Old tool results cleared in place (microcompaction): the prompt shrinks, the prefix before
     /// the first cleared result survives.
     Cleared {
+        /// The ids of the calls whose results were cleared.
         tool_use_ids: Vec<String>,
+        /// When it was logged (ms since the Unix epoch).
         at_ms: u64,
     },
     /// A request the harness sent that the log holds no assistant record of (an API error and
     /// its retry, a summary made while the user was away, a request interrupted before its first
     /// block, a fork at a turn's end): it re-sent the prompt and refreshed the cache.
     Unlogged {
+        /// What it was, for notes (`a request interrupted before its first block`, ...).
         why: String,
         /// It ended with a message of its own after the conversation (the away summary's
         /// instruction, a failed attempt's tail): what it wrote past the conversation is read
@@ -136,6 +168,7 @@ pub enum Item {
         /// message) its entry ends at the conversation's last message and the next request
         /// reads through it.
         instruction: bool,
+        /// When it was sent (ms since the Unix epoch).
         at_ms: u64,
     },
     /// One API request and its response.
@@ -143,6 +176,8 @@ pub enum Item {
 }
 
 impl Item {
+    /// When the event was logged (a request: its first response record), in ms since
+    /// the Unix epoch.
     pub fn at_ms(&self) -> u64 {
         match self {
             Item::User { at_ms, .. }
@@ -173,10 +208,13 @@ pub enum PrefixChange {
 pub struct Usage {
     /// Uncached input after the last breakpoint.
     pub input_tokens: u64,
+    /// Tokens written to the cache (both TTL classes).
     pub cache_creation_input_tokens: u64,
+    /// Tokens read from the cache.
     pub cache_read_input_tokens: u64,
     /// Split of the creation by TTL, when recorded.
     pub creation_5m: Option<u64>,
+    /// The 1 h share of the creation, when recorded.
     pub creation_1h: Option<u64>,
     /// Often a streaming placeholder in Claude Code logs: not relied upon.
     pub output_tokens: u64,
@@ -243,11 +281,15 @@ pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
 /// One content block of a response.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
+    /// Visible text, repeated in later prompts.
     Text(String),
     /// Thinking is billed as output but not repeated in later prompts.
     Thinking(String),
+    /// A tool call.
     ToolUse {
+        /// The call's id; its result names it.
         id: String,
+        /// The tool called.
         name: String,
         /// The call's input, as compact JSON.
         input: String,
@@ -268,13 +310,17 @@ impl Block {
 /// One API request: the records of one `requestId`.
 #[derive(Debug, Clone)]
 pub struct ApiRequest {
+    /// The provider's request id (`requestId`).
     pub request_id: String,
     /// 1-based line of its first record.
     pub line: usize,
     /// Time of the first response record (milliseconds since the Unix epoch).
     pub first_at_ms: u64,
+    /// The model id as recorded.
     pub model: String,
+    /// The cache counters the provider billed.
     pub usage: Usage,
+    /// The response's content blocks, in order.
     pub blocks: Vec<Block>,
 }
 
@@ -291,8 +337,10 @@ pub fn parse_time_ms(s: &str) -> Option<u64> {
 /// Which harness wrote a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Harness {
+    /// Claude Code (`~/.claude/projects/*/*.jsonl`).
     #[default]
     ClaudeCode,
+    /// OpenAI Codex CLI (`~/.codex/sessions/**/rollout-*.jsonl`).
     Codex,
 }
 
@@ -314,6 +362,8 @@ impl Harness {
         self == Harness::ClaudeCode
     }
 
+    /// The harness of a transcript kind's name (`claude-code`, `codex`), or an error
+    /// naming the known kinds.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "claude-code" => Ok(Harness::ClaudeCode),

@@ -45,6 +45,7 @@ pub enum Events {
 }
 
 impl Events {
+    /// The name `--events` takes.
     pub fn as_str(self) -> &'static str {
         match self {
             Events::Transcript => "transcript",
@@ -115,11 +116,13 @@ impl Default for ImportOptions {
 /// One request as recorded, next to the scenario step that replays it.
 #[derive(Debug, Clone)]
 pub struct RecordedRequest {
+    /// The provider's request id.
     pub request_id: String,
     /// 1-based transcript line of its first record.
     pub line: usize,
     /// The model id as recorded.
     pub model: String,
+    /// The cache counters the provider billed.
     pub usage: Usage,
     /// When it was sent, in ms after the transcript's first record.
     pub sent_at_ms: u64,
@@ -137,16 +140,22 @@ pub struct RecordedRequest {
 /// finished (its last record), in ms after the transcript's first record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SendTime {
+    /// When the request was sent.
     pub sent_ms: u64,
+    /// When its response's first record was written.
     pub visible_ms: u64,
+    /// When its response's last record was written.
     pub finished_ms: u64,
 }
 
 /// The scenario of one stream, with what was recorded for each of its requests.
 #[derive(Debug, Clone)]
 pub struct ImportedScenario {
+    /// The stream's name (`main`, `agent-1`, ...).
     pub stream: String,
+    /// The user's conversation or a subagent's.
     pub kind: StreamKind,
+    /// The scenario that replays the stream.
     pub scenario: Scenario,
     /// Requests in order; the i-th assistant step of `scenario` replays `requests[i]`.
     pub requests: Vec<RecordedRequest>,
