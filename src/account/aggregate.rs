@@ -9,18 +9,26 @@ use super::SessionOutcome;
 /// One row of a breakdown.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Totals {
+    /// Sessions with at least one request in the row.
     pub sessions: usize,
+    /// The replay's input-side counters.
     pub predicted: Counters,
+    /// The transcripts' billed input-side counters.
     pub billed: Counters,
+    /// Output tokens as logged.
     pub output_tokens: u64,
+    /// Their price in dollars (the same on both sides).
     pub output_usd: f64,
+    /// Requests the replay predicts as breaks.
     pub predicted_breaks: usize,
+    /// Requests the billed usage shows as breaks.
     pub billed_breaks: usize,
     /// Predicted breaks by the cache model's cause (`messages: ttl expired`).
     pub causes: BTreeMap<String, usize>,
 }
 
 impl Totals {
+    /// Adds one request's figures.
     pub fn add(&mut self, r: &RequestFigures) {
         self.predicted.add(&r.predicted);
         self.billed.add(&r.billed);
@@ -38,6 +46,7 @@ impl Totals {
         self.predicted.usd + self.output_usd
     }
 
+    /// Billed cost in dollars: input side plus output.
     pub fn billed_usd(&self) -> f64 {
         self.billed.usd + self.output_usd
     }
@@ -46,12 +55,16 @@ impl Totals {
 /// A key a request is grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By {
+    /// The UTC day the request was sent (`YYYY-MM-DD`).
     Day,
+    /// The session's project.
     Project,
+    /// The model the request ran on.
     Model,
 }
 
 impl By {
+    /// The key's name as a column header (`day`, `project`, `model`).
     pub fn title(self) -> &'static str {
         match self {
             By::Day => "day",
@@ -97,18 +110,26 @@ pub fn breakdown(sessions: &[SessionOutcome], by: By) -> Vec<(String, Totals)> {
 /// A predicted break and what it cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreakRow {
+    /// The session's id.
     pub session: String,
+    /// The session's project.
     pub project: String,
+    /// The stream (`main`, `agent-1`, ...).
     pub stream: String,
+    /// 1-based within its stream.
     pub request: usize,
+    /// Recorded send time (epoch ms).
     pub sent_at_ms: u64,
+    /// The cache model's cause, the reason up to its place (`messages: ttl expired`).
     pub cause: String,
+    /// The cache model's whole account of where and why reuse stopped.
     pub reason: String,
     /// Tokens of the previous prompt processed again.
     pub lost_tokens: u64,
     /// What re-processing them cost beyond reading them: lost × input price × (write − read
     /// multiplier), at the multiplier of the TTL the request wrote.
     pub extra_usd: f64,
+    /// Whether the billed usage shows a break there too.
     pub billed_break: bool,
 }
 

@@ -12,7 +12,9 @@ const BILLED: RGBColor = RGBColor(150, 150, 150);
 
 /// Days (`YYYY-MM-DD`) with their predicted and billed cost in dollars.
 pub struct CostByDay {
+    /// The chart's title.
     pub title: String,
+    /// Per day, in order: (`YYYY-MM-DD`, predicted $, billed $).
     pub days: Vec<(String, f64, f64)>,
 }
 

@@ -7,14 +7,21 @@ use crate::cache::PriceTable;
 /// `usd` the same cost in dollars at the model's input price.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counters {
+    /// Requests counted.
     pub requests: u64,
+    /// Prompt tokens: input plus writes plus reads.
     pub prompt: u64,
     /// Uncached input after the last breakpoint.
     pub input: u64,
+    /// Tokens written with a 5-minute TTL.
     pub write_5m: u64,
+    /// Tokens written with a 1-hour TTL.
     pub write_1h: u64,
+    /// Tokens read from the cache.
     pub read: u64,
+    /// Cost in base-price units.
     pub units: f64,
+    /// Cost in dollars.
     pub usd: f64,
 }
 
@@ -63,6 +70,7 @@ impl Counters {
         }
     }
 
+    /// Adds another request's (or total's) counters.
     pub fn add(&mut self, o: &Counters) {
         self.requests += o.requests;
         self.prompt += o.prompt;
@@ -74,6 +82,7 @@ impl Counters {
         self.usd += o.usd;
     }
 
+    /// Tokens written, both TTL classes.
     pub fn writes(&self) -> u64 {
         self.write_5m + self.write_1h
     }
@@ -91,6 +100,7 @@ impl Counters {
 /// One request of the account: what was billed and what plancache predicts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestFigures {
+    /// The stream (`main`, `agent-1`, ...).
     pub stream: String,
     /// 1-based within its stream.
     pub request: usize,
@@ -98,15 +108,19 @@ pub struct RequestFigures {
     pub sent_at_ms: u64,
     /// The model the request ran on (date suffix dropped).
     pub model: String,
+    /// Whether this is its stream's first request.
     pub first_in_stream: bool,
     /// From the transcript's usage records: shown beside the prediction, never fed into it.
     pub billed: Counters,
+    /// The replay's counters for the same request.
     pub predicted: Counters,
     /// Output tokens as logged, and their price (the same on both sides).
     pub output_tokens: u64,
+    /// The output's price in dollars.
     pub output_usd: f64,
     /// Reads less than half of the previous request's prompt in its stream.
     pub billed_break: bool,
+    /// Likewise for the replay's read and prompt.
     pub predicted_break: bool,
     /// The cache model's account of where and why reuse stopped (`messages: ttl expired at
     /// ... (token N)`); empty when nothing was lost.

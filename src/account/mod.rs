@@ -92,12 +92,15 @@ impl Default for AccountOptions {
 /// One session of the account under the harness's own setting.
 #[derive(Debug, Clone)]
 pub struct SessionOutcome {
+    /// Its transcript files (main and subagents) and their kind.
     pub files: SessionFiles,
+    /// Size of those files.
     pub bytes: u64,
     /// The session whose request left the leading block alive at this one's start.
     pub warm_from: Option<String>,
     /// The account's requests kept the leading block alive for the whole session.
     pub kept_warm: bool,
+    /// Every request of every stream, billed beside predicted, in stream order.
     pub requests: Vec<RequestFigures>,
     /// Transcript records the importer could not interpret.
     pub skipped_records: usize,
@@ -116,9 +119,11 @@ pub struct Failure {
 /// The whole account.
 #[derive(Debug, Clone)]
 pub struct Account {
+    /// The options the run used.
     pub options: AccountOptions,
     /// In order of their first request.
     pub sessions: Vec<SessionOutcome>,
+    /// Sessions that could not be read or replayed, with why.
     pub failures: Vec<Failure>,
     /// The harness's setting first, then every what-if setting, over the sessions all of them
     /// replayed.

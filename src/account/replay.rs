@@ -23,20 +23,25 @@ use crate::strategy::Strategy;
 /// at most `limit` of each idle gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Keepalive {
+    /// Time between two pings.
     pub every: Duration,
+    /// Longest stretch of an idle gap the pings cover.
     pub limit: Duration,
 }
 
 /// One way of running the account's sessions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setting {
+    /// The plan-mode strategy the sessions are replayed under.
     pub strategy: String,
     /// `None`: the TTLs the transcripts wrote.
     pub ttl: Option<Ttl>,
+    /// Keep-alive pings during idle gaps (`None`: none).
     pub keepalive: Option<Keepalive>,
 }
 
 impl Setting {
+    /// The setting as the report names it (`permission-mode / ttl 1h / keepalive 4m`).
     pub fn label(&self) -> String {
         format!(
             "{} / ttl {} / keepalive {}",
@@ -64,11 +69,14 @@ pub fn prepare(
 /// The outcome of one session under one setting.
 #[derive(Debug, Clone, Default)]
 pub struct SessionRun {
+    /// Every request's figures, in stream order.
     pub requests: Vec<RequestFigures>,
     /// Keep-alive pings sent and what they cost (each re-sends the last request, one output
     /// token).
     pub pings: u64,
+    /// The pings' input-side counters.
     pub ping_cost: Counters,
+    /// The price of their output tokens in dollars.
     pub ping_output_usd: f64,
 }
 

@@ -28,6 +28,7 @@ pub struct Written {
     pub roots: Vec<PathBuf>,
     /// (path, source it was copied from, start time) of every file, in session order.
     pub files: Vec<(PathBuf, PathBuf, u64)>,
+    /// Total size of the files written.
     pub bytes: u64,
 }
 

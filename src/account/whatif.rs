@@ -10,17 +10,24 @@ use crate::prompt::Ttl;
 /// Totals of one setting over the sessions every setting could replay.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WhatIf {
+    /// The strategy, TTL and keep-alive replayed.
     pub setting: Setting,
     /// The sessions' requests (pings not included).
     pub predicted: Counters,
+    /// The price of the requests' output in dollars.
     pub output_usd: f64,
+    /// Keep-alive pings sent.
     pub pings: u64,
+    /// Their input-side counters.
     pub ping_cost: Counters,
+    /// The price of their output in dollars.
     pub ping_output_usd: f64,
+    /// Requests predicted as breaks.
     pub breaks: usize,
 }
 
 impl WhatIf {
+    /// Zero totals for `setting`.
     pub fn new(setting: Setting) -> WhatIf {
         WhatIf {
             setting,
