@@ -95,8 +95,11 @@ impl RequestKind {
 /// One API request of one replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestRow {
+    /// The scenario's name.
     pub scenario: String,
+    /// The plan-mode strategy replayed.
     pub strategy: String,
+    /// The cache model (a registry name).
     pub cache: String,
     /// 1-based, in send order.
     pub request: usize,
@@ -104,26 +107,42 @@ pub struct RequestRow {
     pub step: usize,
     /// The permission mode the request was made in.
     pub mode: Mode,
+    /// The model the request ran on.
     pub model: String,
+    /// Prompt tokens: cached plus recomputed.
     pub prompt_tokens: u64,
+    /// Tokens read from the cache.
     pub cached_tokens: u64,
+    /// Recomputed tokens stored for later (both TTL classes).
     pub cache_write_tokens: u64,
+    /// Prompt tokens not read from the cache: prefilled again.
     pub recomputed_tokens: u64,
+    /// Tokens the reply generates.
     pub output_tokens: u64,
+    /// cached / prompt (0 for an empty prompt).
     pub hit_rate: f64,
+    /// Cost in dollars: uncached input, writes and reads at the model's multipliers, output
+    /// and explicit storage.
     pub cost_usd: f64,
+    /// Time to first token from the provider's latency model, in ms.
     pub ttft_ms: f64,
     /// Where and why reuse stopped, when the request reused less than the previous request's
     /// whole prompt in its stream (serialized as its text, empty when `None`).
     #[serde(serialize_with = "break_text")]
     pub break_reason: Option<ReuseStop>,
+    /// The stream that sent it (`main` or a subagent's name).
     pub stream: String,
+    /// When it was sent, in ms on the replay's clock (which starts at 0).
     pub sent_at_ms: u64,
     /// Anthropic usage: uncached input after the last breakpoint.
     pub input_tokens: u64,
+    /// Anthropic usage: tokens written to the cache (both TTL classes).
     pub cache_creation_input_tokens: u64,
+    /// The part written with a 5-minute TTL (or the cache's only one).
     pub cache_creation_5m_tokens: u64,
+    /// The part written with a 1-hour TTL.
     pub cache_creation_1h_tokens: u64,
+    /// Anthropic usage: tokens read from the cache.
     pub cache_read_input_tokens: u64,
     /// What the request is for: a reply (an assistant step), a compaction (the summarisation
     /// request of a `compact` step) or a keep-alive ping during a wait.
@@ -191,14 +210,23 @@ impl RequestRow {
 /// One scenario x strategy x cache model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SummaryRow {
+    /// The scenario's name.
     pub scenario: String,
+    /// The plan-mode strategy replayed.
     pub strategy: String,
+    /// The cache model (a registry name).
     pub cache: String,
+    /// Replies sent (pings and compaction requests are in their own columns).
     pub requests: usize,
+    /// Prompt tokens of the replies.
     pub prompt_tokens: u64,
+    /// Of those, tokens read from the cache.
     pub cached_tokens: u64,
+    /// Tokens the replies wrote to the cache.
     pub cache_write_tokens: u64,
+    /// Tokens the replies prefilled again (prompt minus cached).
     pub recomputed_tokens: u64,
+    /// Tokens the replies generated.
     pub output_tokens: u64,
     /// Ratio of the sums: cached / prompt.
     pub hit_rate: f64,
@@ -216,8 +244,11 @@ pub struct SummaryRow {
 /// Requests of one kind that are not replies, summed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Extra {
+    /// How many.
     pub requests: usize,
+    /// Their prompt tokens.
     pub prompt_tokens: u64,
+    /// Their cost in dollars (also counted in the summary's `cost_usd`).
     pub cost_usd: f64,
 }
 
@@ -281,6 +312,7 @@ impl SummaryRow {
         out
     }
 
+    /// The cells of the fixed `summary.csv` columns, floats at a fixed precision.
     pub fn cells(&self) -> Vec<String> {
         vec![
             self.scenario.clone(),

@@ -12,12 +12,16 @@ pub type ContentId = u64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// The tool definitions.
     Tools,
+    /// The system prompt.
     System,
+    /// The conversation.
     Messages,
 }
 
 impl Level {
+    /// The level's name in break reasons (`tools`, `system`, `messages`).
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Tools => "tools",
@@ -31,7 +35,9 @@ impl Level {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The user's turn (including tool results).
     User,
+    /// The model's reply (text and tool calls).
     Assistant,
 }
 
@@ -64,19 +70,23 @@ pub enum SegmentKind {
     schemars::JsonSchema,
 )]
 pub enum Ttl {
+    /// Five minutes, the default class.
     #[serde(rename = "5m")]
     FiveMinutes,
+    /// One hour.
     #[serde(rename = "1h")]
     OneHour,
 }
 
 impl Ttl {
+    /// The lifetime in milliseconds.
     pub fn millis(self) -> u64 {
         match self {
             Ttl::FiveMinutes => 5 * 60 * 1000,
             Ttl::OneHour => 60 * 60 * 1000,
         }
     }
+    /// The class as scenario files and outputs write it (`5m`, `1h`).
     pub fn as_str(self) -> &'static str {
         match self {
             Ttl::FiveMinutes => "5m",
@@ -90,10 +100,13 @@ impl Ttl {
 pub struct Segment {
     /// Equal ids mean byte-identical content (and so identical tokens).
     pub id: ContentId,
+    /// The prompt level it belongs to.
     pub level: Level,
+    /// What it is, for explanations.
     pub kind: SegmentKind,
     /// Short human label used in explanations, e.g. `tool:Edit`, `system#1`, `step7:result:Read`.
     pub label: String,
+    /// Its tokens, shared by every request that carries the segment.
     pub tokens: Arc<[TokenId]>,
     /// An explicit cache breakpoint placed on this block by the scenario (Anthropic-style models
     /// use it when their layout is `explicit`; automatic caches ignore it).
@@ -101,9 +114,11 @@ pub struct Segment {
 }
 
 impl Segment {
+    /// Number of tokens.
     pub fn len(&self) -> usize {
         self.tokens.len()
     }
+    /// Whether it has no token.
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }
@@ -114,10 +129,16 @@ impl Segment {
 /// citations and `speed` invalidate system and messages).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct RequestSettings {
+    /// The request's `tool_choice`, when it sets one (invalidates the messages).
     pub tool_choice: Option<String>,
+    /// The extended-thinking budget in tokens, when thinking is on (invalidates the
+    /// messages).
     pub thinking_budget: Option<u32>,
+    /// Web search enabled (invalidates system and messages).
     pub web_search: bool,
+    /// Citations enabled (invalidates system and messages).
     pub citations: bool,
+    /// Fast mode, Anthropic's `speed` setting (invalidates system and messages).
     pub fast: bool,
     /// The cache TTL class the harness asks for in this request (a scenario's `ttl`), which
     /// breakpoint caches write where their configuration names none for the stream. Not part
@@ -140,6 +161,7 @@ pub struct Request {
     pub sent_at_ms: u64,
     /// Tools, then system, then messages, in prompt order.
     pub segments: Vec<Arc<Segment>>,
+    /// Parameters that are not prompt bytes but invalidate cached levels.
     pub settings: RequestSettings,
     /// Visible reply blocks (text and tool calls) that the next request of the stream repeats.
     /// Automatic caches (OpenAI, vLLM, SGLang) hold these tokens after the request completes.

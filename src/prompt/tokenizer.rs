@@ -12,12 +12,15 @@ use super::{ContentId, TokenId};
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Encoding {
+    /// `o200k_base` (GPT-4o and later; the default).
     #[default]
     O200kBase,
+    /// `cl100k_base` (GPT-4 and GPT-3.5).
     Cl100kBase,
 }
 
 impl Encoding {
+    /// The encoding's name (`o200k_base`, `cl100k_base`).
     pub fn as_str(self) -> &'static str {
         match self {
             Encoding::O200kBase => "o200k_base",
@@ -29,6 +32,7 @@ impl Encoding {
 /// Where a segment's tokens come from: real text, or only a size.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TokenSource {
+    /// Real text, tokenized with the encoding.
     Text(String),
     /// A size only: tokens are synthesised deterministically from the content id.
     Count(u32),
@@ -77,6 +81,7 @@ pub struct Tokenizer {
 }
 
 impl Tokenizer {
+    /// A tokenizer for `encoding` with an empty memo; the encoder loads on first use.
     pub fn new(encoding: Encoding) -> Self {
         Tokenizer {
             encoding,
@@ -84,6 +89,7 @@ impl Tokenizer {
         }
     }
 
+    /// The encoding it tokenizes with.
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }
