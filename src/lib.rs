@@ -65,36 +65,28 @@
 //!   many sessions on one serving cache with capacity and TTL curves.
 //! - **cli** ([`cli`]): argument parsing, dispatch and exit codes.
 
+#![warn(missing_docs)]
+
 pub mod account;
-#[warn(missing_docs)]
 pub mod budget;
 pub mod cache;
-#[warn(missing_docs)]
 pub mod chart;
+#[allow(missing_docs)] // private once #18 item 7 lands
 pub mod cli;
-#[warn(missing_docs)]
 pub mod compare;
 pub mod engine;
-#[warn(missing_docs)]
 pub mod export;
 pub mod import;
 pub mod metrics;
-#[warn(missing_docs)]
 pub mod mooncake;
-#[warn(missing_docs)]
 pub mod plan_mode;
 pub mod prompt;
-#[warn(missing_docs)]
 pub mod requests;
 pub mod scenario;
-#[warn(missing_docs)]
 pub mod signals;
-#[warn(missing_docs)]
 pub mod strategy;
-#[warn(missing_docs)]
 pub mod sweep;
 pub mod trace;
-#[warn(missing_docs)]
 pub mod util;
 pub mod validate;
 pub mod workload;

@@ -336,6 +336,8 @@ impl StreamState {
 type Breakpoint = (usize, Ttl);
 
 impl BreakpointCache {
+    /// A cold cache named `name` (the registry name it reports); each model's minimum
+    /// cacheable length comes from `prices`.
     pub fn new(name: &str, config: BreakpointConfig, prices: &PriceTable) -> Self {
         let min_by_model = prices
             .names()
@@ -350,6 +352,7 @@ impl BreakpointCache {
         }
     }
 
+    /// The parameters it runs with.
     pub fn config(&self) -> &BreakpointConfig {
         &self.config
     }

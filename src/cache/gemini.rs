@@ -95,6 +95,7 @@ pub struct ExplicitCache {
 }
 
 impl ExplicitCache {
+    /// An empty explicit cache; each model's minimum cacheable length comes from `prices`.
     pub fn new(config: ExplicitConfig, prices: &PriceTable) -> Self {
         let min_by_model = prices
             .names()

@@ -16,8 +16,11 @@ const BUNDLED: &str = include_str!("../../data/latency.toml");
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyModel {
+    /// Fixed time before the first token, whatever the prompt (ms).
     pub overhead_ms: f64,
+    /// Recomputed (prefilled) tokens processed per second.
     pub prefill_tokens_per_s: f64,
+    /// Time each cached token still adds (ms per token).
     pub cached_token_ms: f64,
     /// Where the figures come from.
     #[serde(default)]
@@ -37,6 +40,7 @@ impl Default for LatencyModel {
 }
 
 impl LatencyModel {
+    /// Estimated time to first token of a request with this outcome, in ms.
     pub fn ttft_ms(&self, outcome: &CacheOutcome) -> f64 {
         self.overhead_ms
             + outcome.recomputed_tokens() as f64 * 1000.0 / self.prefill_tokens_per_s.max(1e-9)
@@ -57,8 +61,11 @@ struct LatencyFile {
 /// TTFT parameters per provider, with a default for providers not listed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyTable {
+    /// The table's version (a date), as `data/latency.toml` states it.
     pub version: String,
+    /// TTFT parameters by provider name (the price table's `provider`).
     pub providers: BTreeMap<String, LatencyModel>,
+    /// The parameters of providers not listed.
     pub default: LatencyModel,
 }
 

@@ -63,6 +63,7 @@ pub enum BreakReason {
 }
 
 impl BreakReason {
+    /// The reason as break explanations write it (`ttl expired`).
     pub fn as_str(self) -> &'static str {
         match self {
             BreakReason::Cold => "cold cache",
@@ -95,6 +96,7 @@ pub struct ReuseStop {
     pub level: Level,
     /// Label of the segment holding that position (e.g. `tool:Edit`).
     pub segment: String,
+    /// Why the reuse stopped there.
     pub reason: BreakReason,
 }
 
@@ -114,6 +116,7 @@ impl fmt::Display for ReuseStop {
 /// What one request does to and gets from the cache.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CacheOutcome {
+    /// The request's whole prompt, in tokens.
     pub prompt_tokens: u64,
     /// Tokens read from the cache.
     pub cached_tokens: u64,
@@ -136,12 +139,15 @@ pub struct CacheOutcome {
 }
 
 impl CacheOutcome {
+    /// Prompt tokens not read from the cache (prefilled again).
     pub fn recomputed_tokens(&self) -> u64 {
         self.prompt_tokens - self.cached_tokens
     }
+    /// Tokens written, both TTL classes.
     pub fn cache_write_tokens(&self) -> u64 {
         self.write_5m_tokens + self.write_1h_tokens
     }
+    /// cached / prompt (0 for an empty prompt).
     pub fn hit_rate(&self) -> f64 {
         if self.prompt_tokens == 0 {
             0.0

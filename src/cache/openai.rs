@@ -59,7 +59,9 @@ pub struct OpenAiConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AgeFrom {
+    /// From the entry's last use (OpenAI's and Azure's wording; the default).
     LastUse,
+    /// From the entry's first write.
     FirstWrite,
 }
 
@@ -143,6 +145,7 @@ fn stamp(state: Option<&mut ModelState>, st: &StreamState, range: std::ops::Rang
 }
 
 impl OpenAiCache {
+    /// An empty cache with these parameters.
     pub fn new(config: OpenAiConfig) -> Self {
         OpenAiCache {
             config,

@@ -184,6 +184,7 @@ fn model_key(model: &str) -> u64 {
 }
 
 impl PagedCache {
+    /// An empty pool with these parameters.
     pub fn new(config: PagedConfig) -> Self {
         // The pool's size is known: size the index once instead of growing it.
         let size = config.capacity_blocks.min(1 << 16);

@@ -20,10 +20,13 @@ const BUNDLED: &str = include_str!("../../data/pricing.toml");
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelPrice {
+    /// The model id prices are looked up by (e.g. `claude-sonnet-4-6`).
     pub name: String,
+    /// The provider (`anthropic`, `openai`, ...): picks the latency parameters.
     pub provider: String,
     /// Base (uncached) input price.
     pub input: f64,
+    /// Output price.
     pub output: f64,
     /// Multiplier of the base input price for tokens written with the 5-minute (or only) TTL.
     pub write_5m: f64,
@@ -42,6 +45,7 @@ pub struct ModelPrice {
     /// Where the figures come from.
     #[serde(default)]
     pub source: String,
+    /// When the figures were checked (`YYYY-MM`).
     #[serde(default)]
     pub date: String,
     /// Cache lifetimes the provider offers for this model (informational, e.g. `5m, 1h`).
@@ -217,6 +221,7 @@ struct TableFile {
 /// All known models by name.
 #[derive(Debug, Clone)]
 pub struct PriceTable {
+    /// The table's version (a date), as `data/pricing.toml` states it.
     pub version: String,
     models: BTreeMap<String, ModelPrice>,
     /// Alias -> model name.
@@ -425,6 +430,7 @@ impl PriceTable {
         )
     }
 
+    /// The model names the table knows (aliases not included), in name order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.models.keys().map(String::as_str)
     }

@@ -439,6 +439,7 @@ impl Tree {
 }
 
 impl RadixCache {
+    /// An empty cache with these parameters.
     pub fn new(config: RadixConfig) -> Self {
         RadixCache {
             config,

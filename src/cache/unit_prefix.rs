@@ -445,6 +445,7 @@ impl UnitPrefixCache {
         }
     }
 
+    /// The parameters it runs with.
     pub fn config(&self) -> &UnitPrefixConfig {
         &self.config
     }

@@ -27,6 +27,7 @@ pub use run::{equivalence_violation, run, RunReport};
 /// Prices, latency and cache parameters used to fill cost and TTFT.
 #[derive(Debug, Clone)]
 pub struct ReplayEnv {
+    /// Model prices and cache rules (minimum lengths, multipliers).
     pub prices: PriceTable,
     /// TTFT of models whose provider is not in `latencies`.
     pub latency: LatencyModel,
@@ -63,7 +64,9 @@ impl ReplayEnv {
 pub struct ReplayError {
     /// `file: step 7 (line 42)` or the file alone.
     pub place: String,
+    /// What went wrong.
     pub message: String,
+    /// How to fix it.
     pub hint: String,
 }
 
@@ -78,10 +81,15 @@ impl std::error::Error for ReplayError {}
 /// The result of one scenario x strategy x cache model.
 #[derive(Debug, Clone, Serialize)]
 pub struct Replay {
+    /// The scenario's name.
     pub scenario: String,
+    /// The plan-mode strategy replayed.
     pub strategy: String,
+    /// The cache model (a registry name).
     pub cache: String,
+    /// One row per request sent (replies, pings, compaction requests), in send order.
     pub rows: Vec<RequestRow>,
+    /// What the reference state machine decided at every step.
     pub trace: Trace,
     /// Calls the strategy could not render (denied calls under a strategy that hides the tool).
     pub unrendered_calls: Vec<String>,
@@ -90,6 +98,7 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// The replay's summary row (replies summed; pings and compactions apart).
     pub fn summary(&self) -> SummaryRow {
         SummaryRow::from_rows(&self.scenario, &self.strategy, &self.cache, &self.rows)
     }

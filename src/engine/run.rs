@@ -14,15 +14,18 @@ use crate::strategy::Strategy;
 /// Every replay of a run, plus the cross-strategy equivalence verdicts.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RunReport {
+    /// One replay per scenario x strategy x cache model: by scenario, then strategy, then cache.
     pub replays: Vec<Replay>,
     /// Per scenario: differences between strategies' decision traces (empty when equivalent).
     pub violations: Vec<String>,
 }
 
 impl RunReport {
+    /// Every request row of every replay, in replay order.
     pub fn rows(&self) -> impl Iterator<Item = &RequestRow> {
         self.replays.iter().flat_map(|r| r.rows.iter())
     }
+    /// One summary row per replay, in replay order.
     pub fn summaries(&self) -> Vec<SummaryRow> {
         self.replays.iter().map(Replay::summary).collect()
     }

@@ -89,6 +89,7 @@ pub struct Agenda {
 }
 
 impl Agenda {
+    /// An empty agenda.
     pub fn new() -> Self {
         Agenda::default()
     }
@@ -116,6 +117,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// An empty schedule.
     pub fn new() -> Self {
         Schedule::default()
     }
@@ -138,10 +140,12 @@ impl Schedule {
         &self.entries
     }
 
+    /// Requests pushed.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no request was pushed.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -21,18 +21,29 @@ pub enum TraceError {
     /// The file could not be opened or read.
     #[error("{file}: cannot read: {source}")]
     Io {
+        /// The trace file.
         file: PathBuf,
+        /// The error the system gave.
         source: std::io::Error,
     },
     /// The file is neither a kv-cache-tester JSON trace nor Mooncake JSONL.
     #[error("{file}: not a block-hash trace: {detail} (hint: expected a kv-cache-tester JSON object with `requests`, or Mooncake JSONL lines with `timestamp`, `input_length`, `output_length`, `hash_ids`)")]
-    Format { file: PathBuf, detail: String },
+    Format {
+        /// The trace file.
+        file: PathBuf,
+        /// What the parser found instead.
+        detail: String,
+    },
     /// One request of an otherwise readable trace is malformed.
     #[error("{file}: request {index}: {detail} (hint: {hint})")]
     Request {
+        /// The trace file.
         file: PathBuf,
+        /// The request's 0-based index in the trace (Mooncake: among its non-empty lines).
         index: usize,
+        /// What is wrong with it.
         detail: String,
+        /// How to fix it.
         hint: &'static str,
     },
 }

@@ -26,13 +26,22 @@ pub const KV_BLOCK_TOKENS: u64 = 16;
 pub enum WorkloadError {
     /// The cache model or one of its parameters is not valid.
     #[error("--cache {cache}: {detail}")]
-    Cache { cache: String, detail: String },
+    Cache {
+        /// The `--cache` value as given.
+        cache: String,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// A request names a model the price table does not know.
     #[error("{trace}: stream {stream}, request {request}: {detail} (hint: serve every request on a priced model with --model, or add it with --pricing FILE)")]
     Price {
+        /// The trace file.
         trace: String,
+        /// The stream's name.
         stream: String,
+        /// Index of the request within its stream.
         request: usize,
+        /// What the price table says (the unknown model, with a did-you-mean).
         detail: String,
     },
 }
