@@ -10,8 +10,11 @@ use crate::prompt::Level;
 /// The replays of one scenario against one cache model: one line or bar per strategy.
 #[derive(Debug, Clone)]
 pub struct Group<'a> {
+    /// The scenario's name.
     pub scenario: &'a str,
+    /// The cache model (a registry name).
     pub cache: &'a str,
+    /// One replay per strategy, in run order.
     pub replays: Vec<&'a Replay>,
 }
 
@@ -88,6 +91,7 @@ impl CostSplit {
         ]
     }
 
+    /// The parts' dollar amounts, in the order of [`CostSplit::names`].
     pub fn parts(&self) -> [f64; Self::N] {
         [
             self.uncached_input,
@@ -178,12 +182,14 @@ pub fn cumulative_recomputed(rows: &[RequestRow]) -> Vec<u64> {
 pub enum Phase {
     /// A non-plan mode before any plan was approved.
     Before(Mode),
+    /// Plan mode.
     Plan,
     /// A non-plan mode after plan mode was left.
     After(Mode),
 }
 
 impl Phase {
+    /// The phase's name on the timeline (`plan`, `after approval (acceptEdits)`).
     pub fn label(self) -> String {
         match self {
             Phase::Before(m) => m.to_string(),
@@ -199,6 +205,7 @@ impl Phase {
 pub struct Event {
     /// Position on the request axis: `k + 0.5` lies between requests `k` and `k + 1`.
     pub x: f64,
+    /// What happened (`plan approved`, `rejected`, a wait with its pings, `default -> plan`, ...).
     pub label: String,
 }
 
@@ -206,9 +213,11 @@ pub struct Event {
 /// requests included) and the events between requests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
+    /// The phase of each request, in send order.
     pub phases: Vec<Phase>,
     /// Request stream per request: `main` or a subagent's name.
     pub streams: Vec<String>,
+    /// The decisions between requests, in order.
     pub events: Vec<Event>,
 }
 
@@ -282,7 +291,9 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
 /// A cache break of one request, in words.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Break {
+    /// The request's number (1-based, as in `requests.csv`).
     pub request: usize,
+    /// The scenario step that sent it (1-based).
     pub step: usize,
     /// `tools`, `system` or `messages` (empty when the reason names no level).
     pub level: String,
@@ -294,6 +305,7 @@ pub struct Break {
     pub short: String,
     /// Why, in plain language.
     pub because: String,
+    /// Prompt tokens the break made the request prefill again.
     pub recomputed_tokens: u64,
 }
 

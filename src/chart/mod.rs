@@ -6,8 +6,6 @@
 //! cache breaks marked), and the cost of the session split the way it is billed.
 
 pub mod cost;
-// Its items are not documented yet (#21 item 9).
-#[allow(missing_docs)]
 pub mod data;
 pub mod font;
 pub mod heatmap;
