@@ -141,6 +141,7 @@ pub(crate) fn cold_reason(other_models_cached: bool) -> BreakReason {
 pub(crate) struct SeenPrefixes {
     /// hash -> earliest time the stored prefix became readable
     stored: HashKeyed<u64, u64>,
+    /// Prefixes some earlier prompt contained, stored or not.
     seen: HashKeyed<u64, ()>,
     /// Prefixes some recorded sequence continues past (so a prompt that stops matching right
     /// after one changed something, while one that passes a sequence's end only extends it).
@@ -238,12 +239,15 @@ pub(crate) struct SeenMemo {
     stored: usize,
     /// `[0, visible)` are stored and readable from `visible_max` on.
     visible: usize,
+    /// The send time at which `[0, visible)` was found readable (the latest such time).
     visible_max: u64,
     /// `[0, rec_seen)` were recorded seen, `[0, rec_cont)` continued.
     rec_seen: usize,
+    /// `[0, rec_cont)` were recorded as continued.
     rec_cont: usize,
     /// `[0, rec_stored)` were recorded stored at times up to `rec_stored_max`.
     rec_stored: usize,
+    /// The latest readable-from time among those records (ms).
     rec_stored_max: u64,
 }
 
@@ -377,6 +381,8 @@ pub fn reasoning_tokens(req: &Request) -> u64 {
 /// tokenizer's vocabulary (`REASONING_BASE` and up), numbered in the order the model sees them.
 #[derive(Debug, Default)]
 pub(crate) struct ReasoningIds {
+    /// Reasoning tokens handed out so far: the next one's offset above `REASONING_BASE`
+    /// (wrapping within the ids left).
     next: u64,
 }
 

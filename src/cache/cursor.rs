@@ -42,11 +42,14 @@ pub(crate) fn same_prefix(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> usize {
 /// The segments a stream sent last, with their token ends and chained prefix hashes.
 #[derive(Debug, Default)]
 pub(crate) struct Cursor {
+    /// The segments of the last request (prompt, then the reply once stored), in prompt order.
     segs: Vec<Arc<Segment>>,
     /// `ends[i]`: tokens up to and including segment `i`.
     ends: Vec<u64>,
     /// `hashes[i]`: chained hash of segments `0..=i` (see [`common::chain`]), salted per level.
     hashes: Vec<u64>,
+    /// The level salts the hashes were taken with (tools, system, messages; see
+    /// [`common::level_salts`]): a change of settings changes every later hash.
     salts: [u64; 3],
     /// Model of the last request the cursor moved to (`None` before the first).
     model: Option<String>,
@@ -205,8 +208,11 @@ impl Cursor {
 /// [`SeenPrefixes`]: common::SeenPrefixes
 #[derive(Debug, Default)]
 pub(crate) struct AutoStream {
+    /// The stream's last request, segment by segment.
     pub cursor: Cursor,
+    /// What the stream already found in or recorded into the model's seen prefixes.
     pub seen: SeenMemo,
+    /// `blocks[i]`: chained hash of the cursor's tokens up to the end of full block `i`.
     blocks: Vec<u64>,
     /// A block's bytes where it spans segments (kept between requests).
     scratch: Vec<u8>,
@@ -319,7 +325,9 @@ pub(crate) fn same_name(a: &str, b: &str) -> bool {
 /// last one found tried first.
 #[derive(Debug)]
 pub(crate) struct ByName<V> {
+    /// (name, value) pairs in insertion order.
     items: Vec<(String, V)>,
+    /// Index in `items` of the last entry found, tried first on the next lookup.
     last: usize,
 }
 
@@ -392,6 +400,8 @@ impl<V> ByName<V> {
 /// caches keep state per model.
 #[derive(Debug)]
 pub(crate) struct Streams<C> {
+    /// Stream name -> model name -> state (model `""` for caches that keep one state per
+    /// stream).
     map: ByName<ByName<C>>,
 }
 

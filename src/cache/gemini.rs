@@ -81,16 +81,20 @@ impl super::Section for ExplicitConfig {}
 
 #[derive(Debug, Clone, Copy)]
 struct Object {
+    /// When the object's TTL ends, in ms on the replay's clock.
     expires_at: u64,
 }
 
 /// Gemini explicit caching: cache objects created by the harness, billed for storage.
 #[derive(Debug)]
 pub struct ExplicitCache {
+    /// The parameters it runs with.
     config: ExplicitConfig,
+    /// Smallest object each model accepts, in tokens (the price table's `min_cacheable`).
     min_by_model: HashMap<String, u64>,
     /// Objects by chained hash of their content, per model.
     models: ByName<HashKeyed<u64, Object>>,
+    /// Each stream's cursor over its last request (per stream and model).
     streams: Streams<Cursor>,
 }
 

@@ -24,7 +24,10 @@ struct Node {
 /// leading segments that the trie holds.
 #[derive(Debug, Default)]
 struct StreamState {
+    /// The stream's last request, segment by segment.
     cursor: Cursor,
+    /// `path[i]`: the trie node reached after leading segment `i` (indices into the model's
+    /// trie); only as long as the trie holds the cursor's segments.
     path: Vec<usize>,
 }
 
@@ -55,7 +58,9 @@ impl StreamState {
 pub struct IdealCache {
     /// One trie per model; node 0 of each is the root.
     tries: ByName<Vec<Node>>,
+    /// Each stream's cursor and path.
     streams: Streams<StreamState>,
+    /// Hands out the ids of reasoning tokens, unique across requests.
     reasoning: common::ReasoningIds,
 }
 

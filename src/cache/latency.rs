@@ -51,10 +51,13 @@ impl LatencyModel {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LatencyFile {
+    /// The table's version, as the file states it.
     #[serde(default)]
     version: String,
+    /// TTFT parameters by provider name.
     #[serde(default)]
     providers: BTreeMap<String, LatencyModel>,
+    /// The parameters of providers not listed.
     default: LatencyModel,
 }
 

@@ -99,7 +99,10 @@ impl OpenAiConfig {
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
+    /// When the block becomes readable: the request's `visible_at` for prompt blocks, its
+    /// completion for generated ones.
     visible_at: u64,
+    /// When the block was written anew: `max_age` counts from here under `first-write`.
     written_at: u64,
     /// Last use stamped on the block itself (see the module doc for the touches kept per path).
     last_used: u64,
@@ -107,7 +110,9 @@ struct Entry {
 
 #[derive(Debug)]
 struct ModelState {
+    /// The model's entries by chained block hash.
     blocks: HashKeyed<u64, Entry>,
+    /// What was stored and seen, to explain breaks.
     seen: SeenPrefixes,
     /// Latest send time at which an expired entry was written anew: a stream whose clock is
     /// behind it cannot trust that its path was left alone.
@@ -118,19 +123,28 @@ struct ModelState {
 /// `touched_at` on model `model`, all readable from `path_vis` on.
 #[derive(Debug, Default)]
 struct StreamState {
+    /// The stream's cursor, block hashes and seen memo.
     auto: AutoStream,
+    /// The model its last request ran on.
     model: String,
+    /// Leading blocks of the cursor the stream last touched.
     path: usize,
+    /// When it touched them (ms): a block's last use is at least this.
     touched_at: u64,
+    /// The latest `visible_at` among those blocks: the path is readable from then on.
     path_vis: u64,
 }
 
 /// The legacy OpenAI automatic cache.
 #[derive(Debug)]
 pub struct OpenAiCache {
+    /// The parameters it runs with.
     config: OpenAiConfig,
+    /// Each model's entries (prompt caches are per model).
     models: ByName<ModelState>,
+    /// Each stream's cursor and path.
     streams: Streams<StreamState>,
+    /// Hands out the ids of reasoning tokens, unique across requests.
     reasoning: common::ReasoningIds,
 }
 

@@ -213,8 +213,10 @@ impl ModelPrice {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TableFile {
+    /// The table's version, as the file states it.
     #[serde(default)]
     version: String,
+    /// Every model's prices and cache rules.
     models: Vec<ModelPrice>,
 }
 
@@ -223,6 +225,7 @@ struct TableFile {
 pub struct PriceTable {
     /// The table's version (a date), as `data/pricing.toml` states it.
     pub version: String,
+    /// Prices by model name.
     models: BTreeMap<String, ModelPrice>,
     /// Alias -> model name.
     aliases: BTreeMap<String, String>,

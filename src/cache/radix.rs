@@ -87,6 +87,8 @@ struct Node {
     stamp: u64,
     /// Running requests whose locked path ends here.
     pins: u32,
+    /// When the node's tokens become readable (ms): the request's send for a prompt,
+    /// its completion for generated tokens.
     visible_at: u64,
     /// Latest `visible_at` on the path from the root to this node (inclusive).
     path_vis: u64,
@@ -100,7 +102,9 @@ struct Node {
 /// have one child, and a map per node cost an allocation and its growth), the others in a map.
 #[derive(Debug, Clone, Default)]
 struct Children {
+    /// The first child: (page key, node index).
     one: Option<(u64, usize)>,
+    /// The other children, by page key (`None` until a node has a second child).
     more: Option<Box<HashKeyed<u64, usize>>>,
 }
 
@@ -187,6 +191,7 @@ struct Tree {
 /// A stream's cursor plus where its last stored sequence ended in the tree.
 #[derive(Debug, Default)]
 struct StreamState {
+    /// The stream's cursor and seen memo.
     auto: AutoStream,
     /// Node whose path spells the stream's last stored sequence (0: none, or the root).
     node: usize,
@@ -212,14 +217,19 @@ impl StreamState {
 /// The SGLang-style radix cache.
 #[derive(Debug)]
 pub struct RadixCache {
+    /// The parameters it runs with.
     config: RadixConfig,
+    /// One tree per model (the model is the namespace).
     trees: ByName<Tree>,
+    /// Tokens held over all trees, against `capacity_tokens`.
     total_tokens: usize,
     /// Running requests: (completes at, tree position in `trees`, locked node).
     running: Vec<(u64, usize, usize)>,
     /// Logical clock for LRU order (ties broken by request order, not wall time).
     tick: u64,
+    /// Each stream's cursor and resume point in its tree.
     streams: Streams<StreamState>,
+    /// Hands out the ids of reasoning tokens, unique across requests.
     reasoning: common::ReasoningIds,
 }
 

@@ -332,8 +332,11 @@ impl StreamState {
 
 /// The cache's stream states and one model's entries, borrowed apart from each other.
 struct Parts<'a> {
+    /// The cache's parameters.
     config: &'a UnitPrefixConfig,
+    /// Every stream's state (cursor and touched path).
     streams: &'a mut Streams<StreamState>,
+    /// One model's entries, by chained unit hash.
     units: &'a mut HashKeyed<u64, Entry>,
 }
 

@@ -15,10 +15,13 @@ const MAX_REQUEST_COST_USD: f64 = 1e12;
 
 /// Where a request sits, for its errors: `file: step 7 (line 42) (request 3, anthropic)`.
 struct Place<'a> {
+    /// The request being priced.
     request: &'a Request,
+    /// The session that sent it (its file and step lines).
     session: &'a Session,
     /// 1-based request number in the replay.
     number: usize,
+    /// The cache model's registry name.
     cache: &'a str,
 }
 

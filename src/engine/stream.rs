@@ -10,8 +10,12 @@ use crate::scenario::Tool;
 
 /// The state of one request stream (one conversation) during a replay.
 pub(super) struct Stream {
+    /// `main`, or the subagent's name: the `stream` of its requests and rows.
     pub(super) name: String,
+    /// The messages so far, in prompt order (after tools, system and early context).
     pub(super) conversation: Vec<Arc<Segment>>,
+    /// The stream's simulated clock, in ms since the session start; replies, tool calls and
+    /// waits advance it.
     pub(super) clock_ms: u64,
     /// Prompt length of the previous request, to decide whether a request broke the cache.
     pub(super) previous_prompt: Option<u64>,
@@ -46,7 +50,9 @@ pub(super) struct Stream {
 
 /// What a subagent stream has of its own.
 pub(super) struct AgentStream {
+    /// The subagent's own system prompt blocks, in prompt order.
     pub(super) system: Vec<Arc<Segment>>,
+    /// The model it runs on (`None`: the one the strategy picks for the mode).
     pub(super) model: Option<String>,
 }
 

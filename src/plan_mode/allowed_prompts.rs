@@ -281,6 +281,7 @@ fn patterns_for(category: Category) -> &'static [Pattern] {
 /// One simple command of a compound command line, as words with quotes removed.
 #[derive(Debug, Default)]
 struct Part {
+    /// The command's words, quotes removed.
     words: Vec<String>,
     /// Contains a substitution or file redirection: never covered.
     unsafe_shape: bool,
@@ -478,6 +479,7 @@ pub fn covers(grant: &AllowedPrompt, tool: &str, command: &str) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct GrantSet {
+    /// The allowed prompts, in approval order.
     grants: Vec<AllowedPrompt>,
 }
 

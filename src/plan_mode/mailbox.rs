@@ -134,6 +134,7 @@ pub enum MailboxError {
 /// A directory of per-recipient mailbox files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mailbox {
+    /// The directory holding one `<recipient>.jsonl` file per recipient.
     dir: PathBuf,
 }
 
@@ -186,8 +187,11 @@ impl Mailbox {
 /// Reads a mailbox file incrementally, one complete line at a time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MailboxReader {
+    /// The mailbox file read.
     path: PathBuf,
+    /// Byte offset just after the last complete line read: the next read starts there.
     offset: u64,
+    /// Complete lines read so far (blank ones too): the line number of errors.
     lines: u64,
 }
 
@@ -302,6 +306,7 @@ pub struct Decision {
 /// deterministic.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TeamApproval {
+    /// Approval requests made so far: the next id is `plan-{issued + 1}`.
     issued: u64,
     /// request id → teammate, for requests without an answer yet.
     pending: BTreeMap<String, String>,
