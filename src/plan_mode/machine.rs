@@ -181,7 +181,12 @@ enum Pending {
     /// An ExitPlanMode call offering this plan.
     Exit(PlanDoc),
     /// A teammate's plan approval request in the lead's mailbox.
-    Lead { request_id: String, plan: PlanDoc },
+    Lead {
+        /// The request's id (`plan-1`, ...): the lead's answer names it.
+        request_id: String,
+        /// The plan the teammate offers.
+        plan: PlanDoc,
+    },
 }
 
 /// The state machine of one session.
