@@ -1,4 +1,4 @@
-//! Per-request rows and per-session summaries (the columns of DESIGN.md §5).
+//! Per-request rows and per-session summaries (the columns of the README's *Output columns*).
 //!
 //! Rows hold typed values (the mode, the request's kind, where and why reuse stopped); only
 //! [`RequestRow::cells`] and serialization format them. A summary's requests, tokens, hit rate

@@ -1,4 +1,4 @@
-//! `requests.csv` and `summary.csv` with the columns of DESIGN.md §5.
+//! `requests.csv` and `summary.csv` with the columns of the README's *Output columns*.
 
 use super::Exporter;
 use crate::engine::RunReport;
