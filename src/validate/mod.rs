@@ -112,11 +112,11 @@ pub struct RequestCheck {
     pub request: usize,
     /// The provider's request id, as the transcript recorded it.
     pub request_id: String,
-    /// 1-based line of the transcript that carries the billed usage.
+    /// 1-based transcript line of the request's first record.
     pub line: usize,
     /// The model the provider billed.
     pub model: String,
-    /// When the request was sent, in ms on the replay's clock.
+    /// When the request was sent, in ms after the transcript's first record.
     pub sent_at_ms: u64,
     /// Whether this is its stream's first request (see [`FirstRequest`]).
     pub first_in_stream: bool,
@@ -385,7 +385,7 @@ pub struct Unexplained {
     pub request: usize,
     /// The provider's request id.
     pub request_id: String,
-    /// 1-based line of the transcript that carries the billed usage.
+    /// 1-based transcript line of the request's first record.
     pub line: usize,
     /// Idle time since the previous response of the stream finished (ms).
     pub gap_ms: u64,
@@ -405,7 +405,7 @@ pub struct ModelFinding {
     pub stream: String,
     /// The provider's request id.
     pub request_id: String,
-    /// 1-based line of the transcript that carries the billed usage.
+    /// 1-based transcript line of the request's first record.
     pub line: usize,
     /// The session's mode when the request was sent.
     pub mode: crate::plan_mode::Mode,
