@@ -239,7 +239,7 @@ pub(crate) struct SeenMemo {
     stored: usize,
     /// `[0, visible)` are stored and readable from `visible_max` on.
     visible: usize,
-    /// The send time at which `[0, visible)` was found readable (the latest such time).
+    /// The latest time from which one of `[0, visible)` is readable: all are readable from then on.
     visible_max: u64,
     /// `[0, rec_seen)` were recorded seen, `[0, rec_cont)` continued.
     rec_seen: usize,
@@ -247,7 +247,7 @@ pub(crate) struct SeenMemo {
     rec_cont: usize,
     /// `[0, rec_stored)` were recorded stored at times up to `rec_stored_max`.
     rec_stored: usize,
-    /// The latest readable-from time among those records (ms).
+    /// The latest readable-from time among those records.
     rec_stored_max: u64,
 }
 

@@ -104,7 +104,7 @@ struct Node {
 struct Children {
     /// The first child: (page key, node index).
     one: Option<(u64, usize)>,
-    /// The other children, by page key (`None` until a node has a second child).
+    /// The other children, by page key (allocated when a second child arrives).
     more: Option<Box<HashKeyed<u64, usize>>>,
 }
 

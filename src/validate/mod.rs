@@ -65,7 +65,7 @@ pub enum SessionCache {
 /// Options of a validation run.
 #[derive(Debug, Clone)]
 pub struct ValidateOptions {
-    /// The strategy the harness used, replayed for every stream (`permission-mode` for Claude Code).
+    /// The strategy the harness used, replayed for every stream (Claude Code: `permission-mode`).
     pub strategy: String,
     /// The cache model the streams are replayed against (a registry name).
     pub cache: String,
