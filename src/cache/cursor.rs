@@ -643,6 +643,42 @@ mod tests {
         assert_eq!(c.advance(&request(b.clone()), [0, 1, 2]).keep, 0);
     }
 
+    /// A hinted advance keeps what an unhinted one keeps: past the hinted prefix the cursor
+    /// still compares, a hint for another list or another base is ignored, and the store of
+    /// the same request keeps the whole prompt.
+    #[test]
+    fn a_sent_hint_changes_no_keep() {
+        let a: Vec<_> = (0..30)
+            .map(|i| seg(i, Level::Messages, 2 + i as usize))
+            .collect();
+        let (mut hinted, mut plain) = (Cursor::default(), Cursor::default());
+        let first = request(a[..10].to_vec());
+        let h1 = SentHint::new(&first.segments, 0, 0);
+        with_hint(h1, || hinted.advance(&first, [0; 3]));
+        plain.advance(&first, [0; 3]);
+        // The next request shares 10 segments, the hint claims 6 of them.
+        let second = request(a[..20].to_vec());
+        let h2 = SentHint::new(&second.segments, h1.serial(), 6);
+        let got = with_hint(h2, || hinted.advance(&second, [0; 3]));
+        assert_eq!(got, plain.advance(&second, [0; 3]));
+        assert_eq!(got.keep, 10);
+        // The store of the same request: everything kept.
+        assert_eq!(with_hint(h2, || hinted.advance(&second, [0; 3])).keep, 20);
+        // A hint naming another base (or another list) is ignored: a full compare finds 5.
+        let mut third = a[..5].to_vec();
+        third.push(seg(99, Level::Messages, 4));
+        let third = request(third);
+        let wrong = SentHint::new(&third.segments, h1.serial(), 6);
+        let got = with_hint(wrong, || hinted.advance(&third, [0; 3]));
+        assert_eq!(got, plain.advance(&third, [0; 3]));
+        assert_eq!(got.keep, 5);
+        let elsewhere = SentHint::new(&second.segments, 0, 0);
+        let fourth = request(a[..8].to_vec());
+        let got = with_hint(elsewhere, || hinted.advance(&fourth, [0; 3]));
+        assert_eq!(got, plain.advance(&fourth, [0; 3]));
+        assert_eq!(hinted.hashes(), plain.hashes());
+    }
+
     #[test]
     fn stop_at_agrees_with_the_linear_scan() {
         let segs = vec![
