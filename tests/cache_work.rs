@@ -49,8 +49,9 @@ fn every_cache_model_does_flat_work_per_request_from_100_to_1000_requests() {
     );
     let mut report = Vec::new();
     // The models the scaling bench names as not incremental yet (`gemini`: its units aging out
-    // of `max_age` are rewritten one by one, see benches/common/caches.rs) are counted too, and
-    // held to a looser bound so that a return to walking the prompt (208x before) fails;
+    // of `max_age` are rewritten one by one, see benches/common/caches.rs; 1.78x) are counted
+    // too, and held to a looser bound so that a return to walking the prompt (208x before, then
+    // 2.00x) fails;
     // tests/bench_coverage.rs holds that list to the registry.
     assert_eq!(
         CACHE_NAMES.len(),
@@ -71,7 +72,7 @@ fn every_cache_model_does_flat_work_per_request_from_100_to_1000_requests() {
     let text = report.join("\n");
     for (name, ratio) in ratios {
         let apart = caches::NOT_INCREMENTAL.contains(&name);
-        let bound = if apart { 3.0 } else { 1.5 };
+        let bound = if apart { 2.0 } else { 1.5 };
         assert!(
             ratio < bound,
             "`{name}` does {ratio:.2}x the work per request at 1,000 requests (bound {bound}x):\n{text}"

@@ -7,8 +7,8 @@ use plancache::cache::CACHE_NAMES;
 /// one-hour `max_age` counted from the write). Its lookups and stores cost what a request adds
 /// except for one thing: every unit that ages out is written anew, one by one, so in hour `k`
 /// of a session each request rewrites about `k - 1` times its new tokens. tests/cache_work.rs
-/// counts 2.0x the work per request at 1,000 requests (4.2 hours) as at 100 (22 minutes), down
-/// from 208x, and holds it under 3x; the 5,000-request grid (about 20 hours) leaves it out and
+/// counts 1.78x the work per request at 1,000 requests (4.2 hours) as at 100 (22 minutes), down
+/// from 208x, and holds it under 2x; the 5,000-request grid (about 20 hours) leaves it out and
 /// `scaling/unit-prefix/NAME/N` measures it on the 50–200-request sessions instead. `deepseek`
 /// (64-token units, a 3-day `max_age`) counts flat work and is in the grid.
 pub const NOT_INCREMENTAL: &[&str] = &["gemini"];

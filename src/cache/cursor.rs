@@ -10,6 +10,8 @@
 //! The comparison itself is linear in the segment count but costs well under a nanosecond per
 //! segment (pointer compares, eight at a time); everything token-sized is incremental.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -39,6 +41,61 @@ pub(crate) fn same_prefix(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> usize {
     i
 }
 
+/// What the sender of a request knows about its segments: the request is number `serial`, and
+/// its first `unchanged` segments are, by identity, those of request number `base` of the same
+/// stream (0: none). A cursor that last moved to request `base` (or to `serial` itself) then
+/// starts its pointer compare past them: a request costs what it adds, not its segment count.
+/// The hint holds only for the segment list at `ptr` with `len` entries, and only while
+/// [`with_hint`] runs (the engine prices one request inside it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SentHint {
+    serial: u64,
+    base: u64,
+    unchanged: usize,
+    /// Address and length of the request's segment list.
+    ptr: usize,
+    len: usize,
+}
+
+/// Serials of hinted requests; 0 is never handed out.
+static SERIAL: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The hint of the request being priced on this thread, if its sender gave one.
+    static HINT: Cell<Option<SentHint>> = const { Cell::new(None) };
+}
+
+impl SentHint {
+    /// A new request number for `segments`, whose first `unchanged` are those of request
+    /// `base` (0 when there is none).
+    pub(crate) fn new(segments: &[Arc<Segment>], base: u64, unchanged: usize) -> Self {
+        SentHint {
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed),
+            base,
+            unchanged,
+            ptr: segments.as_ptr() as usize,
+            len: segments.len(),
+        }
+    }
+
+    /// This request's number (the `base` of the stream's next request).
+    pub(crate) fn serial(&self) -> u64 {
+        self.serial
+    }
+}
+
+/// Runs `f` (the lookup and store of one request) with `hint` in force on this thread.
+pub(crate) fn with_hint<T>(hint: SentHint, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<SentHint>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            HINT.with(|h| h.set(self.0));
+        }
+    }
+    let _reset = Reset(HINT.with(|h| h.replace(Some(hint))));
+    f()
+}
+
 /// The segments a stream sent last, with their token ends and chained prefix hashes.
 #[derive(Debug, Default)]
 pub(crate) struct Cursor {
@@ -57,6 +114,8 @@ pub(crate) struct Cursor {
     prompt_len: usize,
     /// A buffer kept between requests (the previous prompt's changed hashes).
     scratch: Vec<u64>,
+    /// Number of the hinted request the cursor last moved to (0: none or not hinted).
+    serial: u64,
 }
 
 /// What moving a cursor to a request found.
@@ -74,11 +133,13 @@ impl Cursor {
     /// Moves the cursor to `req`'s prompt hashed with level `salts`.
     pub fn advance(&mut self, req: &Request, salts: [u64; 3]) -> Advance {
         let segments = &req.segments;
+        let (known, serial) = self.known_prefix(segments);
         let keep = if salts == self.salts {
-            same_prefix(&self.segs, segments)
+            known + same_prefix(&self.segs[known..], &segments[known..])
         } else {
             0
         };
+        self.serial = serial;
         // The previous prompt's hashes past the kept prefix, to find where the new one departs.
         let old_prompt = self.prompt_len.min(self.hashes.len());
         let mut old_tail = std::mem::take(&mut self.scratch);
@@ -110,6 +171,33 @@ impl Cursor {
             departure,
             same_model,
         }
+    }
+
+    /// How many leading segments of `segments` the hint in force says are the cursor's own
+    /// (at most the previous prompt the cursor still holds), and the serial to remember.
+    fn known_prefix(&self, segments: &[Arc<Segment>]) -> (usize, u64) {
+        let Some(h) = HINT.with(Cell::get) else {
+            return (0, 0);
+        };
+        if h.ptr != segments.as_ptr() as usize || h.len != segments.len() {
+            return (0, 0);
+        }
+        let known = match self.serial {
+            0 => 0,
+            s if s == h.serial => segments.len(),
+            s if s == h.base => h.unchanged,
+            _ => 0,
+        };
+        let known = known
+            .min(self.prompt_len)
+            .min(self.segs.len())
+            .min(segments.len());
+        debug_assert_eq!(
+            same_prefix(&self.segs[..known], &segments[..known]),
+            known,
+            "a sent hint claims segments the cursor does not hold"
+        );
+        (known, h.serial)
     }
 
     /// Appends segments after the current ones (a reply that the next prompt repeats).
@@ -563,6 +651,42 @@ mod tests {
         assert_eq!(c.total(), 250);
         // Other salts: nothing is kept.
         assert_eq!(c.advance(&request(b.clone()), [0, 1, 2]).keep, 0);
+    }
+
+    /// A hinted advance keeps what an unhinted one keeps: past the hinted prefix the cursor
+    /// still compares, a hint for another list or another base is ignored, and the store of
+    /// the same request keeps the whole prompt.
+    #[test]
+    fn a_sent_hint_changes_no_keep() {
+        let a: Vec<_> = (0..30)
+            .map(|i| seg(i, Level::Messages, 2 + i as usize))
+            .collect();
+        let (mut hinted, mut plain) = (Cursor::default(), Cursor::default());
+        let first = request(a[..10].to_vec());
+        let h1 = SentHint::new(&first.segments, 0, 0);
+        with_hint(h1, || hinted.advance(&first, [0; 3]));
+        plain.advance(&first, [0; 3]);
+        // The next request shares 10 segments, the hint claims 6 of them.
+        let second = request(a[..20].to_vec());
+        let h2 = SentHint::new(&second.segments, h1.serial(), 6);
+        let got = with_hint(h2, || hinted.advance(&second, [0; 3]));
+        assert_eq!(got, plain.advance(&second, [0; 3]));
+        assert_eq!(got.keep, 10);
+        // The store of the same request: everything kept.
+        assert_eq!(with_hint(h2, || hinted.advance(&second, [0; 3])).keep, 20);
+        // A hint naming another base (or another list) is ignored: a full compare finds 5.
+        let mut third = a[..5].to_vec();
+        third.push(seg(99, Level::Messages, 4));
+        let third = request(third);
+        let wrong = SentHint::new(&third.segments, h1.serial(), 6);
+        let got = with_hint(wrong, || hinted.advance(&third, [0; 3]));
+        assert_eq!(got, plain.advance(&third, [0; 3]));
+        assert_eq!(got.keep, 5);
+        let elsewhere = SentHint::new(&second.segments, 0, 0);
+        let fourth = request(a[..8].to_vec());
+        let got = with_hint(elsewhere, || hinted.advance(&fourth, [0; 3]));
+        assert_eq!(got, plain.advance(&fourth, [0; 3]));
+        assert_eq!(hinted.hashes(), plain.hashes());
     }
 
     #[test]

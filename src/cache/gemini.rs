@@ -94,8 +94,43 @@ pub struct ExplicitCache {
     min_by_model: HashMap<String, u64>,
     /// Objects by chained hash of their content, per model.
     models: ByName<HashKeyed<u64, Object>>,
-    /// Each stream's cursor over its last request (per stream and model).
-    streams: Streams<Cursor>,
+    /// Each stream's cursor over its last request, with its marks (per stream and model).
+    streams: Streams<ExplicitStream>,
+}
+
+/// A stream's cursor and, in step with it, where its segments' marks are.
+#[derive(Debug, Default)]
+struct ExplicitStream {
+    /// Where the stream's last request was (the kept segments are compared from it).
+    cursor: Cursor,
+    /// Indices of the cursor's segments with a `cache_control` mark, increasing.
+    marks: Vec<usize>,
+    /// Indices of its tools and system segments, increasing.
+    heads: Vec<usize>,
+}
+
+impl ExplicitStream {
+    /// Moves to `req`'s prompt, updating the indices past the kept segments only.
+    fn advance(&mut self, req: &Request) {
+        let keep = self.cursor.advance(req, [0; 3]).keep;
+        let cut = |v: &mut Vec<usize>| v.truncate(v.partition_point(|&i| i < keep));
+        cut(&mut self.marks);
+        cut(&mut self.heads);
+        for (i, s) in req.segments.iter().enumerate().skip(keep) {
+            if s.breakpoint.is_some() {
+                self.marks.push(i);
+            }
+            if s.level < Level::Messages {
+                self.heads.push(i);
+            }
+        }
+    }
+
+    /// Index of the last segment of the object's content: the last `cache_control` mark, else
+    /// the last tools/system segment.
+    fn content_end(&self) -> Option<usize> {
+        self.marks.last().or(self.heads.last()).copied()
+    }
 }
 
 impl ExplicitCache {
@@ -122,15 +157,6 @@ impl ExplicitCache {
     }
 }
 
-/// Index of the last segment of the object's content: the last `cache_control` mark, else the
-/// last tools/system segment.
-fn content_end(req: &Request) -> Option<usize> {
-    req.segments
-        .iter()
-        .rposition(|s| s.breakpoint.is_some())
-        .or_else(|| req.segments.iter().rposition(|s| s.level < Level::Messages))
-}
-
 impl CacheModel for ExplicitCache {
     fn name(&self) -> &str {
         "gemini-explicit"
@@ -141,8 +167,10 @@ impl CacheModel for ExplicitCache {
         let min = self.min_tokens(&req.model);
         let ttl = self.config.ttl.as_millis() as u64;
         let extend = self.config.extend_on_use;
-        let cursor = self.streams.stream(&req.stream);
-        cursor.advance(req, [0; 3]);
+        let st = self.streams.stream(&req.stream);
+        st.advance(req);
+        let end = st.content_end();
+        let cursor = &st.cursor;
         let prompt = cursor.total();
         let n = req.segments.len();
         let mut outcome = CacheOutcome {
@@ -150,7 +178,7 @@ impl CacheModel for ExplicitCache {
             uncached_input_tokens: prompt,
             ..CacheOutcome::default()
         };
-        let Some(end) = content_end(req) else {
+        let Some(end) = end else {
             outcome.stop = cursor.stop_at(n, 0, BreakReason::NotWritten);
             return outcome;
         };

@@ -375,11 +375,25 @@ impl Parts<'_> {
     fn cut_others(&mut self, st: &StreamState, p: usize, h: u64) {
         for o in self.streams.values_mut() {
             work::add(1);
-            if o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h {
+            if holds(o, st, p, h) {
                 o.cut(self.units, p);
             }
         }
     }
+}
+
+/// Whether stream `o`'s path holds entry `h`, unit `p` of `st`'s model.
+fn holds(o: &StreamState, st: &StreamState, p: usize, h: u64) -> bool {
+    o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h
+}
+
+/// Whether a path other than `st`'s (taken out of `streams`) holds entry `h`, its unit `p`:
+/// what [`Parts::cut_others`] would cut.
+fn holds_elsewhere(streams: &Streams<StreamState>, st: &StreamState, p: usize, h: u64) -> bool {
+    streams.values().any(|o| {
+        work::add(1);
+        holds(o, st, p, h)
+    })
 }
 
 /// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
@@ -733,6 +747,11 @@ impl Parts<'_> {
                     e.visible_at = e.visible_at.min(r);
                     e.last_used = e.last_used.max(now);
                     return (e.written_at, e.visible_at);
+                }
+                // Expired and on no other path: written anew in place (no second probe).
+                if !holds_elsewhere(self.streams, st, i, h) {
+                    *e = anew;
+                    return (r, r);
                 }
             }
         }

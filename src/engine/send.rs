@@ -8,6 +8,7 @@ use super::price::price;
 use super::replayer::{At, Replayer};
 use super::stream::Stream;
 use super::ReplayError;
+use crate::cache::{with_hint, SentHint};
 use crate::metrics::RequestKind;
 use crate::plan_mode::Mode;
 use crate::prompt::{Request, RequestSettings, Segment};
@@ -89,15 +90,20 @@ impl Replayer<'_> {
         mode: Mode,
         tag: Tag,
     ) -> Result<(), ReplayError> {
-        let row = price(
-            &request,
-            &mut *self.cache,
-            self.env,
-            stream,
-            mode,
-            &self.out,
-            self.session,
-        )?;
+        // The cache models' cursors skip the segments known to be the previous request's.
+        let hint = SentHint::new(&request.segments, stream.sent_serial, stream.unchanged);
+        stream.unchanged = 0;
+        let row = with_hint(hint, || {
+            price(
+                &request,
+                &mut *self.cache,
+                self.env,
+                stream,
+                mode,
+                &self.out,
+                self.session,
+            )
+        })?;
         stream.last_sent_at_ms = request.sent_at_ms;
         match tag {
             Tag::Row(kind) => {
@@ -107,8 +113,12 @@ impl Replayer<'_> {
                 // first request.
                 stream.sent_model = (kind != RequestKind::Compaction).then_some(request.model);
                 stream.keep_sent(request.segments);
+                stream.sent_serial = hint.serial();
             }
-            Tag::Unlogged(kept) => stream.keep_sent(kept),
+            Tag::Unlogged(kept) => {
+                stream.keep_sent(kept);
+                stream.sent_serial = 0;
+            }
         }
         Ok(())
     }

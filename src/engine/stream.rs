@@ -36,6 +36,11 @@ pub(super) struct Stream {
     sent_head: usize,
     /// How many conversation segments `sent` holds.
     sent_conversation: usize,
+    /// Serial of the request `sent` holds the segments of (0: none; see `cache::SentHint`).
+    pub(super) sent_serial: u64,
+    /// Leading segments of the next request that are `sent`'s own, by identity (set when the
+    /// next request's segments are built, taken when it is sent).
+    pub(super) unchanged: usize,
     /// Lowest conversation index replaced or removed since the previous request (`usize::MAX`
     /// when the conversation was only appended to).
     pub(super) dirty_from: usize,
@@ -71,6 +76,8 @@ impl Stream {
             sent: Vec::new(),
             sent_head: 0,
             sent_conversation: 0,
+            sent_serial: 0,
+            unchanged: 0,
             dirty_from: 0,
             system_edits: Vec::new(),
             sent_model: None,
@@ -82,6 +89,7 @@ impl Stream {
     /// rather than copied: the ping's request carries them and [`Stream::keep_sent`] puts them
     /// back, so a ping costs no copy of the prompt's segment list.
     pub(super) fn take_sent(&mut self) -> Vec<Arc<Segment>> {
+        self.unchanged = self.sent.len();
         std::mem::take(&mut self.sent)
     }
 
@@ -145,8 +153,10 @@ impl Stream {
                 .min(self.sent_conversation)
                 .min(self.conversation.len());
             segs.truncate(self.sent_head + keep);
+            self.unchanged = segs.len();
             segs.extend(self.conversation[keep..].iter().cloned());
         } else {
+            self.unchanged = 0;
             segs.clear();
             segs.extend(head);
             segs.extend(self.conversation.iter().cloned());
