@@ -49,11 +49,15 @@ pub(crate) fn same_prefix(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> usize {
 /// [`with_hint`] runs (the engine prices one request inside it).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SentHint {
+    /// This request's number (process-wide, from `SERIAL`).
     serial: u64,
+    /// The number of the stream's previous request whose segments it keeps (0: none).
     base: u64,
+    /// How many leading segments are, by identity, `base`'s.
     unchanged: usize,
-    /// Address and length of the request's segment list.
+    /// Address of the request's segment list (the hint holds for that list only).
     ptr: usize,
+    /// Length of that list.
     len: usize,
 }
 
