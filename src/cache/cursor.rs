@@ -17,7 +17,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::common::{self, Departure, SeenMatch, SeenMemo, SeenPrefixes};
-use super::{BreakReason, ReuseStop};
+use super::{BreakReason, CacheOutcome, ReuseStop};
 use crate::prompt::{Request, Segment};
 
 /// Length of the longest common prefix of `a` and `b` by identity (`Arc::ptr_eq`).
@@ -321,6 +321,31 @@ fn token_bytes(tokens: &[u32]) -> Option<&[u8]> {
 }
 
 impl AutoStream {
+    /// The outcome of a prompt of `prompt` tokens for a model with nothing cached: written (free)
+    /// in whole `unit`s when it has at least `min` tokens, read nothing, and broken at the first
+    /// segment as cold, or as a model change when `others` (another model) has entries.
+    pub fn first_for_model(
+        &self,
+        req: &Request,
+        min: u64,
+        unit: u64,
+        others: bool,
+    ) -> CacheOutcome {
+        let prompt = self.cursor.total();
+        let mut outcome = CacheOutcome {
+            prompt_tokens: prompt,
+            ..CacheOutcome::default()
+        };
+        if prompt >= min {
+            outcome.write_5m_tokens = prompt / unit * unit;
+        }
+        outcome.uncached_input_tokens = prompt - outcome.write_5m_tokens;
+        outcome.stop = self
+            .cursor
+            .stop_at(req.segments.len(), 0, common::cold_reason(others));
+        outcome
+    }
+
     /// Moves to `req`'s prompt; block hashes of `block` tokens survive up to the kept tokens.
     pub fn advance(&mut self, req: &Request, block: usize) -> Advance {
         let adv = self.cursor.advance(req, [0; 3]);

@@ -271,14 +271,9 @@ impl CacheModel for OpenAiCache {
         };
         if !self.models.contains(&req.model) {
             // Cold: the prompt is written (free) if long enough.
-            if prompt >= self.config.min_tokens {
-                outcome.write_5m_tokens = prompt / unit * unit;
-            }
-            outcome.uncached_input_tokens = prompt - outcome.write_5m_tokens;
-            outcome.stop =
-                st.auto
-                    .cursor
-                    .stop_at(req.segments.len(), 0, common::cold_reason(others));
+            let outcome = st
+                .auto
+                .first_for_model(req, self.config.min_tokens, unit, others);
             *self.streams.stream(&req.stream) = st;
             return outcome;
         }

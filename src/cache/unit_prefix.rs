@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, work, HashKeyed, SeenPrefixes};
+use super::common::{work, HashKeyed, SeenPrefixes};
 use super::cursor::{automatic_stop, same_name, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
@@ -544,14 +544,7 @@ impl CacheModel for UnitPrefixCache {
             ..CacheOutcome::default()
         };
         if !self.models.contains(&req.model) {
-            if prompt >= min {
-                outcome.write_5m_tokens = prompt / unit * unit;
-            }
-            outcome.uncached_input_tokens = prompt - outcome.write_5m_tokens;
-            outcome.stop =
-                st.auto
-                    .cursor
-                    .stop_at(req.segments.len(), 0, common::cold_reason(others));
+            let outcome = st.auto.first_for_model(req, min, unit, others);
             *self.streams.stream(&req.stream) = st;
             return outcome;
         }
