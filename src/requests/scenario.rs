@@ -255,12 +255,7 @@ fn base(name: &str, first: &BuiltRequest) -> Scenario {
         tools,
         reminders: Reminders::default(),
         team: None,
-        timing: Timing {
-            tool: Duration::ZERO,
-            human: Duration::ZERO,
-            typing: Duration::ZERO,
-            decode_tokens_per_s: 1e9,
-        },
+        timing: Timing::recorded(),
         context: Vec::new(),
         deferred_tools: Deferral::default(),
         ttl: None,

@@ -338,12 +338,7 @@ fn build(
         },
         team: None,
         // Time comes from the recorded `t` (wait steps), not from defaults.
-        timing: Timing {
-            tool: Duration::ZERO,
-            human: Duration::ZERO,
-            typing: Duration::ZERO,
-            decode_tokens_per_s: 1e9,
-        },
+        timing: Timing::recorded(),
         context: Vec::new(),
         deferred_tools: Default::default(),
         steps,
