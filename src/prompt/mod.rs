@@ -4,6 +4,16 @@
 //! definition, each system block, each message block) is a [`Segment`] with a stable content id and
 //! its token ids. Segments are reference counted so consecutive requests share their storage.
 
+#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+mod bpe;
+#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+mod chars;
+#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+mod merge;
+#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+mod pretokenize;
+#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+mod ranks;
 mod segment;
 mod tokenizer;
 
