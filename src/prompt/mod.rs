@@ -4,15 +4,15 @@
 //! definition, each system block, each message block) is a [`Segment`] with a stable content id and
 //! its token ids. Segments are reference counted so consecutive requests share their storage.
 
-#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+#[cfg(feature = "scanner")]
 mod bpe;
-#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+#[cfg(feature = "scanner")]
 mod chars;
-#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+#[cfg(feature = "scanner")]
 mod merge;
-#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+#[cfg(feature = "scanner")]
 mod pretokenize;
-#[cfg(all(feature = "scanner", not(feature = "fast-bpe")))]
+#[cfg(feature = "scanner")]
 mod ranks;
 mod segment;
 mod tokenizer;

@@ -175,11 +175,7 @@ impl Tokenizer {
         }
         #[cfg(all(not(feature = "fast-bpe"), feature = "scanner"))]
         {
-            let enc = match self.encoding {
-                Encoding::O200kBase => super::bpe::Encoder::o200k_base(),
-                Encoding::Cl100kBase => super::bpe::Encoder::cl100k_base(),
-            };
-            enc.encode(text)
+            self.encode_scanner(text)
         }
         #[cfg(all(
             not(feature = "fast-bpe"),
@@ -198,6 +194,16 @@ impl Tokenizer {
     /// Encodes `text` afresh, without the memo (for benchmarks and the id comparison).
     pub fn encode_uncached(&self, text: &str) -> Vec<TokenId> {
         self.encode(text)
+    }
+
+    /// The ids of `text` from plancache's own scanner whatever backend the build encodes with
+    /// (benchmarks compare it with bpe-openai in a `fast-bpe` build); no memo.
+    #[cfg(feature = "scanner")]
+    pub fn encode_scanner(&self, text: &str) -> Vec<TokenId> {
+        match self.encoding {
+            Encoding::O200kBase => super::bpe::Encoder::o200k_base().encode(text),
+            Encoding::Cl100kBase => super::bpe::Encoder::cl100k_base().encode(text),
+        }
     }
 
     /// Which library encodes text in this build.
