@@ -127,7 +127,7 @@ fn pre_tokenizer_corner_cases_match_tiktoken() {
         // Runs of spaces before a newline, \r\n, a trailing run, tabs and other \s.
         "a  \n  b\r\n\r\n   \t\n\u{0B}\u{0C}x\u{85}y\u{A0}z\u{3000}\u{2028} ",
         // Contractions in every case, `ſ` (folds to `s`), a contraction without a word before.
-        "it'S we'Ll they'RE it\u{17F} 's 't 'LL 'Ve 're'm'd 'x ''s",
+        "it'S we'Ll they'RE it'\u{17F} \u{17F}'s 's 't 'LL 'Ve 're'm'd 'x ''s",
         // Digits in groups of three, other scripts' digits, numbers within words.
         "12345678 ١٢٣٤ ½⅓ Ⅻ a1b22c333d4444",
         // Marks alone, after spaces and punctuation; title case and modifier letters.
