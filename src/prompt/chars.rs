@@ -139,9 +139,9 @@ mod tests {
         let mut owner = vec![None; 0x11_0000];
         for (cat, pattern) in CLASSES {
             for (start, end) in class_ranges(pattern) {
-                for cp in start as usize..=end as usize {
-                    assert_eq!(owner[cp], None, "U+{cp:04X} in two classes");
-                    owner[cp] = Some(cat);
+                for (cp, slot) in owner[start as usize..=end as usize].iter_mut().enumerate() {
+                    assert_eq!(*slot, None, "U+{:04X} in two classes", start as usize + cp);
+                    *slot = Some(cat);
                 }
             }
         }
