@@ -105,8 +105,9 @@ impl Scanner<'_> {
 
     /// The common case of a word, all in ASCII: an optional prefix byte (`[^\r\n\p{L}\p{N}]`
     /// in ASCII), then letters up to `end`, which must be the end of the text or an ASCII byte
-    /// (a letter or mark beyond it would continue the word: the general path decides then).
-    /// `letters` is where the letters end for the encoding, `None` when they do not start at `i`.
+    /// (a letter or mark beyond it would continue the word). `letters(i)` is where the
+    /// encoding's ASCII word from `i` ends. `None` leaves the piece to the general path: no
+    /// letter after the prefix, or a non-ASCII byte after the letters.
     #[inline]
     fn ascii_word(&self, p: usize, letters: impl Fn(usize) -> usize) -> Option<usize> {
         let b = self.b;
