@@ -1,5 +1,7 @@
-//! `tokenize`: tiktoken-rs o200k_base and cl100k_base on the generated corpus (MB/s), and the
-//! memoized path that replays take for content they have seen before.
+//! `tokenize`: tiktoken-rs and plancache's own tokenizer (its build's backend: the scanner by
+//! default, bpe-openai with `--features fast-bpe`) on o200k_base and cl100k_base over the
+//! generated corpus (MB/s), and the memoized path that replays take for content they have seen
+//! before. `benches/compare_tiktoken.py` puts Python's tiktoken beside them.
 
 #[path = "common/corpus.rs"]
 mod corpus;
@@ -27,16 +29,17 @@ fn tokenize(c: &mut Criterion) {
             });
         }
     }
-    // bpe-openai gives identical ids; compare it side by side when the feature is on.
-    #[cfg(feature = "fast-bpe")]
-    for (enc_name, bpe) in [
-        ("bpe-openai/o200k_base", bpe_openai::o200k_base()),
-        ("bpe-openai/cl100k_base", bpe_openai::cl100k_base()),
+    // plancache's own path (identical ids: tests/tokenizer_ids.rs), memo bypassed.
+    for (enc_name, enc) in [
+        ("o200k_base", Encoding::O200kBase),
+        ("cl100k_base", Encoding::Cl100kBase),
     ] {
+        let tok = Tokenizer::new(enc);
+        let id = format!("{}/{enc_name}", Tokenizer::backend());
         for (part, text) in &parts {
             group.throughput(Throughput::Bytes(text.len() as u64));
-            group.bench_with_input(BenchmarkId::new(enc_name, part), text, |b, text| {
-                b.iter(|| black_box(bpe.encode(black_box(text.as_str()))).len())
+            group.bench_with_input(BenchmarkId::new(&id, part), text, |b, text| {
+                b.iter(|| black_box(tok.encode_uncached(black_box(text))).len())
             });
         }
     }

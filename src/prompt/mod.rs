@@ -4,6 +4,16 @@
 //! definition, each system block, each message block) is a [`Segment`] with a stable content id and
 //! its token ids. Segments are reference counted so consecutive requests share their storage.
 
+#[cfg(feature = "scanner")]
+mod bpe;
+#[cfg(feature = "scanner")]
+mod chars;
+#[cfg(feature = "scanner")]
+mod merge;
+#[cfg(feature = "scanner")]
+mod pretokenize;
+#[cfg(feature = "scanner")]
+mod ranks;
 mod segment;
 mod tokenizer;
 

@@ -166,9 +166,10 @@ impl Tokenizer {
         n
     }
 
-    /// Encodes text with tiktoken-rs (the default, feature `tiktoken`) or, built with
-    /// `--features fast-bpe`, bpe-openai (1.4-3.5x Python tiktoken, a 3x larger binary:
-    /// docs/performance.md); both give identical ids (tests/tokenizer_ids.rs).
+    /// Encodes text with plancache's own pre-tokenizer over tiktoken-rs's ranks (the default,
+    /// feature `scanner`), bpe-openai (`--features fast-bpe`, a 3x larger binary) or tiktoken-rs
+    /// itself (`--no-default-features --features tiktoken`): all three give identical ids
+    /// (tests/tokenizer_ids.rs); speeds in docs/performance.md.
     fn encode(&self, text: &str) -> Vec<TokenId> {
         #[cfg(feature = "fast-bpe")]
         {
@@ -178,7 +179,15 @@ impl Tokenizer {
             };
             bpe.encode(text)
         }
-        #[cfg(all(not(feature = "fast-bpe"), feature = "tiktoken"))]
+        #[cfg(all(not(feature = "fast-bpe"), feature = "scanner"))]
+        {
+            self.encode_scanner(text)
+        }
+        #[cfg(all(
+            not(feature = "fast-bpe"),
+            not(feature = "scanner"),
+            feature = "tiktoken"
+        ))]
         {
             let bpe = match self.encoding {
                 Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
@@ -193,18 +202,32 @@ impl Tokenizer {
         self.encode(text)
     }
 
+    /// The ids of `text` from plancache's own scanner whatever backend the build encodes with
+    /// (benchmarks compare it with bpe-openai in a `fast-bpe` build); no memo.
+    #[cfg(feature = "scanner")]
+    pub fn encode_scanner(&self, text: &str) -> Vec<TokenId> {
+        match self.encoding {
+            Encoding::O200kBase => super::bpe::Encoder::o200k_base().encode(text),
+            Encoding::Cl100kBase => super::bpe::Encoder::cl100k_base().encode(text),
+        }
+    }
+
     /// Which library encodes text in this build.
     pub fn backend() -> &'static str {
         if cfg!(feature = "fast-bpe") {
             "bpe-openai"
+        } else if cfg!(feature = "scanner") {
+            "plancache-scanner"
         } else {
             "tiktoken-rs"
         }
     }
 }
 
-#[cfg(not(any(feature = "fast-bpe", feature = "tiktoken")))]
-compile_error!("plancache needs a tokenizer: enable feature `tiktoken` (default) or `fast-bpe`");
+#[cfg(not(any(feature = "fast-bpe", feature = "scanner", feature = "tiktoken")))]
+compile_error!(
+    "plancache needs a tokenizer: enable feature `scanner` (default), `tiktoken` or `fast-bpe`"
+);
 
 /// Deterministic pseudo-token ids for content known only by its size.
 pub fn synthetic_tokens(id: ContentId, n: u32) -> Vec<TokenId> {
