@@ -71,7 +71,6 @@ pub mod budget;
 pub mod cache;
 #[warn(missing_docs)]
 pub mod chart;
-pub mod cli;
 #[warn(missing_docs)]
 pub mod compare;
 pub mod engine;
@@ -88,7 +87,7 @@ pub mod prompt;
 pub mod requests;
 pub mod scenario;
 #[warn(missing_docs)]
-pub mod signals;
+pub(crate) mod signals;
 #[warn(missing_docs)]
 pub mod strategy;
 #[warn(missing_docs)]

@@ -739,7 +739,7 @@ pub fn run(
         .into_par_iter()
         .map(|k| {
             // A signal stops the sweep: the remaining points fail fast.
-            crate::signals::check()?;
+            crate::signals::check().map_err(|e| e.to_string())?;
             let r = sweep.run_point(shard.index - 1 + k * shard.count, source, env);
             bar.inc(1);
             r

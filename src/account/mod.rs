@@ -46,7 +46,7 @@ pub use replay::{Keepalive, Setting};
 pub use whatif::WhatIf;
 
 /// How sessions share the account's leading block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sharing {
     /// A session starts with the leading block cached when the timeline says an earlier
     /// session's request left it alive.

@@ -8,7 +8,7 @@ use clap::Args;
 use super::common::{cache_list, load_and_replay_with, strategies, Sink};
 use super::params::ParamArgs;
 use super::{output, CliError};
-use crate::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
+use plancache::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
 
 /// A hit-rate limit, checked and kept as written.
 fn rate_text(s: &str) -> Result<String, String> {
@@ -122,7 +122,7 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
     }
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
     let cap =
-        compare::figures::request_cap(&args.pricing.table()?, &crate::budget::Budget::current());
+        compare::figures::request_cap(&args.pricing.table()?, &plancache::budget::Budget::current());
     baseline.check_figures(cap).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(

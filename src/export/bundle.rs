@@ -73,8 +73,8 @@ pub struct OutputDir {
 impl OutputDir {
     /// Starts writing a `kind` output (a short name: `report`, `sweep`, ...) into `target`.
     pub fn begin(target: &Path, kind: &'static str) -> Result<OutputDir, String> {
-        crate::signals::install()?;
-        crate::signals::check()?;
+        crate::signals::install().map_err(|e| e.to_string())?;
+        crate::signals::check().map_err(|e| e.to_string())?;
         let created_target = !target.exists();
         std::fs::create_dir_all(target)
             .map_err(|e| format!("{}: cannot create directory: {e}", target.display()))?;
@@ -108,7 +108,7 @@ impl OutputDir {
     /// Moves the staged files into place, removes the previous run's files that this run did not
     /// write, and writes the manifest. Refuses (and cleans up) when a signal arrived.
     pub fn commit(mut self) -> Result<Vec<PathBuf>, String> {
-        crate::signals::check()?;
+        crate::signals::check().map_err(|e| e.to_string())?;
         let mut files = Vec::new();
         list_files(&self.staging, Path::new(""), &mut files)?;
         let written: BTreeSet<PathBuf> = files.iter().cloned().collect();

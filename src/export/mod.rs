@@ -16,6 +16,7 @@ use std::path::Path;
 
 use crate::engine::RunReport;
 
+pub use crate::signals::{InstallError, Interrupted};
 pub use bundle::OutputDir;
 pub use csv_out::{RequestsCsv, SummaryCsv};
 pub use json::JsonExporter;
@@ -33,7 +34,7 @@ pub trait Exporter {
 /// Extra formats for `--format`.
 // No doc comments on the variants: clap would print them as each value's help.
 #[allow(missing_docs)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Csv,
     Json,
@@ -73,7 +74,7 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&Path) -> Result<(), String>,
 ) -> Result<(), String> {
-    crate::signals::install()?;
+    crate::signals::install().map_err(|e| e.to_string())?;
     crate::signals::check().map_err(|e| format!("{}: not written: {e}", path.display()))?;
     write_through_temp(path, write, true)
 }
@@ -163,7 +164,7 @@ fn replace_through_temp(
     let result = write(&tmp)
         .and_then(|()| {
             if interruptible {
-                crate::signals::check()
+                crate::signals::check().map_err(|e| e.to_string())
             } else {
                 Ok(())
             }
@@ -174,6 +175,18 @@ fn replace_through_temp(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The signal (SIGINT, SIGTERM) that stopped the writers, if one arrived: the binary exits with
+/// 128 + its number.
+pub fn interrupted_by() -> Option<i32> {
+    crate::signals::received()
+}
+
+/// `Err` once SIGINT or SIGTERM arrived: a loop writing many files into an [`OutputDir`] calls
+/// this between files and stops.
+pub fn check_interrupted() -> Result<(), Interrupted> {
+    crate::signals::check()
 }
 
 /// Renders every exporter and writes its file into `dir`.

@@ -26,7 +26,7 @@ const EPOCH_MS: u64 = 1_767_225_600_000;
 /// The log formats `export requests` writes.
 // No doc comments on the variants: clap would print them as each value's help.
 #[allow(missing_docs)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportKind {
     ClaudeTrace,
     Har,

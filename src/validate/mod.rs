@@ -30,7 +30,7 @@ pub use naive::{NaiveRead, NaiveRule};
 pub use prepare::{prepare, Prepared};
 
 /// How the first request of each stream is treated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FirstRequest {
     /// Reported, but kept out of the error figures: it may read a prefix an earlier session
     /// wrote, which no replay of this session alone can know.
@@ -40,7 +40,7 @@ pub enum FirstRequest {
 }
 
 /// What the cache holds before a transcript's first request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SharedPrefix {
     /// A cold cache.
     None,
@@ -53,7 +53,7 @@ pub enum SharedPrefix {
 }
 
 /// Which cache the transcripts of one run share.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionCache {
     /// One account's cache: every session on one clock, a session reading what an earlier one
     /// left while it lives (the transcripts are one user's sessions).

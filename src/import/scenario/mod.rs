@@ -33,7 +33,7 @@ use stream::build_stream;
 type Rounds<'s> = [(&'s ApiRequest, Vec<&'s Item>)];
 
 /// Where the events a scenario replays (breaks of the prompt prefix) come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Events {
     /// Only from the transcript's content and timestamps: the billed cache reads and writes are
     /// never read for anything but the report, so a replay predicts what it is scored on.
