@@ -7,8 +7,8 @@ pub use plancache::export::target::{Output, OutputKind};
 use super::CliError;
 use plancache::cache::pricing::did_you_mean;
 use plancache::cache::{CacheConfig, ModelPrice, PriceTable};
-use plancache::scenario::params::Overrides;
 use plancache::scenario::files::{scenario_text, Loader};
+use plancache::scenario::params::Overrides;
 use plancache::scenario::Session;
 
 /// The scenario files named on the command line (directories expand to their `*.toml`), or every

@@ -121,8 +121,10 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
             .refuse("--current reads figures instead of replaying scenarios")?;
     }
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
-    let cap =
-        compare::figures::request_cap(&args.pricing.table()?, &plancache::budget::Budget::current());
+    let cap = compare::figures::request_cap(
+        &args.pricing.table()?,
+        &plancache::budget::Budget::current(),
+    );
     baseline.check_figures(cap).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(

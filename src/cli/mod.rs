@@ -26,7 +26,6 @@ use std::fmt;
 
 use clap::{Parser, Subcommand};
 
-
 /// Replay agent plan-mode sessions against models of real prefix caches.
 ///
 /// plancache answers: what does this plan-mode design cost in prompt-cache hits, recomputed

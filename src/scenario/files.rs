@@ -118,7 +118,12 @@ pub struct Loader {
 
 impl Loader {
     /// Loads `text` (read from `path`) with `overrides` applied before any check runs.
-    pub fn add(&mut self, path: &Path, text: &str, overrides: &Overrides) -> Result<(), FilesError> {
+    pub fn add(
+        &mut self,
+        path: &Path,
+        text: &str,
+        overrides: &Overrides,
+    ) -> Result<(), FilesError> {
         let text = overrides.apply(text, path)?;
         let scenario = super::load_str(&text, path)?;
         let tok = match self
