@@ -287,7 +287,8 @@ impl Recorded {
             a.subagent_message_ttl = Some(ttl);
             a.stream_ttls.values_mut().for_each(|t| *t = ttl);
         }
-        let mut cache = cache::build_with(cache_name, &env.prices, &config)?;
+        let mut cache =
+            cache::build_with(cache_name, &env.prices, &config).map_err(|e| e.to_string())?;
         self.schedule.clear_prewarm();
         if let (LeadingBlock::Warm | LeadingBlock::KeptWarm, Some(req)) = (leading, &self.leading) {
             self.schedule.prewarm(0, req.clone());

@@ -131,7 +131,9 @@ pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit,
         let charged = match charges.iter().find(|(n, _)| *n == r.cache) {
             Some((_, c)) => *c,
             None => {
-                let c = crate::cache::build(&r.cache, prices)?.charges_writes();
+                let c = crate::cache::build(&r.cache, prices)
+                    .map_err(|e| e.to_string())?
+                    .charges_writes();
                 charges.push((r.cache.clone(), c));
                 c
             }

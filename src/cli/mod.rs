@@ -101,16 +101,16 @@ pub struct CliError {
 }
 
 impl CliError {
-    pub fn input(message: impl Into<String>) -> Self {
+    pub fn input(message: impl fmt::Display) -> Self {
         CliError {
             code: 2,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
-    pub fn failed(message: impl Into<String>) -> Self {
+    pub fn failed(message: impl fmt::Display) -> Self {
         CliError {
             code: 1,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 }

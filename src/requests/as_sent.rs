@@ -85,7 +85,7 @@ pub fn replays(
         } else {
             CacheConfig::default()
         };
-        let mut c = cache::build_with(name, &prices, &config)?;
+        let mut c = cache::build_with(name, &prices, &config).map_err(|e| e.to_string())?;
         let outcomes = replay_on(log, c.as_mut());
         for s in streams {
             out.push(replay(

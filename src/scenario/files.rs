@@ -48,10 +48,22 @@ pub enum FilesError {
     },
     /// A `--set` / `--model` / `--keepalive` that does not apply to the file.
     #[error(transparent)]
-    Param(#[from] ParamError),
+    Param(Box<ParamError>),
     /// A scenario that is not valid.
     #[error(transparent)]
-    Scenario(#[from] ScenarioError),
+    Scenario(Box<ScenarioError>),
+}
+
+impl From<ParamError> for FilesError {
+    fn from(e: ParamError) -> Self {
+        FilesError::Param(Box::new(e))
+    }
+}
+
+impl From<ScenarioError> for FilesError {
+    fn from(e: ScenarioError) -> Self {
+        FilesError::Scenario(Box::new(e))
+    }
 }
 
 /// The scenario files named in `inputs` (directories expand to their `*.toml`, sorted), or every

@@ -99,7 +99,7 @@ pub fn cache_config_with(
         }
     }
     let text = toml::to_string(&t).map_err(|e| e.to_string())?;
-    cache::CacheConfig::from_toml_str(&text, "the cache-config axes")
+    cache::CacheConfig::from_toml_str(&text, "the cache-config axes").map_err(|e| e.to_string())
 }
 
 /// A command-line value as TOML (`4096` a number, `true` a boolean), else the string.

@@ -523,7 +523,8 @@ fn score(
     out: &mut Validation,
 ) -> Result<(), String> {
     let p = &run.prepared;
-    let cache = cache::build_with(&opts.cache, &env.prices, &p.config)?;
+    let cache =
+        cache::build_with(&opts.cache, &env.prices, &p.config).map_err(|e| e.to_string())?;
     for ((imp, session), outcomes) in p.imported.iter().zip(&p.sessions).zip(outcomes) {
         let mut play = Playback {
             name: cache.name().to_string(),

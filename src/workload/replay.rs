@@ -153,7 +153,7 @@ pub fn run_with_progress(
     let build = || {
         cache::build_with(&spec.name, prices, &spec.config).map_err(|detail| WorkloadError::Cache {
             cache: spec.name.clone(),
-            detail,
+            detail: detail.to_string(),
         })
     };
     build()?;
