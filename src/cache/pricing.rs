@@ -512,7 +512,8 @@ mod tests {
             let mut t = PriceTable::bundled();
             let e = t
                 .merge_str(&base.replace(from, to), Path::new("p.toml"))
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.starts_with("p.toml: models[0] (`x`): ") && e.contains(key),
                 "{e}"
