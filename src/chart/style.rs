@@ -161,6 +161,7 @@ pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), String> {
     crate::export::write_atomic_with(path, |tmp| {
         std::fs::write(tmp, &bytes).map_err(|e| format!("{}: {e}", tmp.display()))
     })
+    .map_err(String::from)
 }
 
 /// Encodes 8-bit RGB pixels as PNG. plotters saves through `image`, whose encoder (fast deflate)

@@ -66,7 +66,7 @@ fn ttl_class(s: &str) -> Result<Ttl, String> {
     plancache::sweep::parse_ttl(s)
 }
 
-fn keepalive(s: &str) -> Result<String, String> {
+fn keepalive(s: &str) -> Result<String, plancache::scenario::KeepaliveError> {
     plancache::scenario::parse_keepalive(s).map(|_| s.trim().to_string())
 }
 
