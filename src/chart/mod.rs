@@ -9,6 +9,7 @@ pub mod cost;
 // Its items are not documented yet (#21 item 9).
 #[allow(missing_docs)]
 pub mod data;
+mod error;
 pub mod font;
 pub mod heatmap;
 pub mod hit_rate;
@@ -25,6 +26,7 @@ use std::path::Path;
 use crate::cache::PriceTable;
 use crate::export::write_atomic;
 
+pub use error::ChartError;
 pub use style::{png, svg, Draw, SIZE};
 
 /// One rendered chart: its file stem (inside `charts/`) and its SVG text.
@@ -43,14 +45,14 @@ pub fn render_group(
     group: &data::Group<'_>,
     prices: &PriceTable,
     dir: Option<&Path>,
-) -> Result<Vec<Rendered>, String> {
+) -> Result<Vec<Rendered>, ChartError> {
     let stem = group.stem();
     let mut out = Vec::new();
     let mut emit = |kind: &str,
                     title: &str,
                     svg_text: String,
-                    png_fn: &dyn Fn(&Path) -> Result<(), String>|
-     -> Result<(), String> {
+                    png_fn: &dyn Fn(&Path) -> Result<(), ChartError>|
+     -> Result<(), ChartError> {
         let name = format!("{stem}-{kind}");
         if let Some(dir) = dir {
             write_atomic(&dir.join(format!("{name}.svg")), svg_text.as_bytes())?;

@@ -129,8 +129,8 @@ pub struct CurveChart {
     pub knee: Option<(f64, String)>,
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    format!("cannot draw chart: {e}")
+fn err<E: std::fmt::Display>(e: E) -> crate::chart::ChartError {
+    crate::chart::ChartError::Draw(e.to_string())
 }
 
 fn text(size: u32) -> TextStyle<'static> {
@@ -163,7 +163,7 @@ impl CurveChart {
         area: &DrawingArea<DB, Shift>,
         y_desc: &str,
         y: fn(&Point) -> f64,
-    ) -> Result<(), String>
+    ) -> Result<(), crate::chart::ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -241,7 +241,10 @@ pub fn human(v: f64) -> String {
 }
 
 impl Draw for CurveChart {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> Result<(), crate::chart::ChartError>
     where
         DB::ErrorType: 'static,
     {
