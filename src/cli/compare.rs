@@ -11,12 +11,12 @@ use super::{output, CliError};
 use plancache::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
 
 /// A hit-rate limit, checked and kept as written.
-fn rate_text(s: &str) -> Result<String, String> {
+fn rate_text(s: &str) -> Result<String, compare::CompareError> {
     Limit::parse_rate(s).map(|_| s.trim().to_string())
 }
 
 /// A cost or TTFT limit, checked and kept as written.
-fn limit_text(s: &str) -> Result<String, String> {
+fn limit_text(s: &str) -> Result<String, compare::CompareError> {
     Limit::parse(s).map(|_| s.trim().to_string())
 }
 
