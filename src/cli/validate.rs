@@ -107,7 +107,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         }
         match read_session(&s) {
             Ok(t) => transcripts.push(t),
-            Err(e) if several => unread.push(e),
+            Err(e) if several => unread.push(e.to_string()),
             Err(e) => return Err(CliError::input(e)),
         }
     }

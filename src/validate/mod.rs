@@ -565,7 +565,7 @@ pub fn validate_session(
 /// garbage), never a validation of zero requests.
 fn check_transcript(t: &Transcript) -> Result<(), String> {
     if t.streams.iter().any(|s| s.requests().next().is_some()) {
-        return crate::import::check_sizes(t);
+        return crate::import::check_sizes(t).map_err(String::from);
     }
     let why = t
         .skipped
