@@ -59,6 +59,7 @@ pub fn prepare(
     tokenizer: &Arc<Tokenizer>,
 ) -> Result<Prepared, String> {
     crate::validate::prepare(t, &ImportOptions::default(), &env.caches, tokenizer)
+        .map_err(String::from)
 }
 
 /// The outcome of one session under one setting.

@@ -25,7 +25,7 @@ pub(super) fn replay(
     strategy: &dyn Strategy,
     tokenizer: &Arc<Tokenizer>,
     prices: &cache::PriceTable,
-) -> Result<Outcomes, String> {
+) -> Result<Outcomes, super::ValidateError> {
     let several = runs.len() > 1;
     let mut config = if several {
         account_config(runs)
@@ -35,7 +35,7 @@ pub(super) fn replay(
     if opts.shared_prefix == SharedPrefix::KeptWarm {
         config.anthropic.prefix_kept_warm = true;
     }
-    let mut cache = cache::build_with(&opts.cache, prices, &config).map_err(|e| e.to_string())?;
+    let mut cache = cache::build_with(&opts.cache, prices, &config)?;
     let start = runs.iter().map(|r| r.prepared.origin_ms).min().unwrap_or(0);
     let mut schedule = Schedule::new();
     let (streams, index) = schedule_runs(&mut schedule, runs, opts, strategy, start);
