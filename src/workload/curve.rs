@@ -51,10 +51,11 @@ fn duration(s: &str) -> Option<Duration> {
 impl Axis {
     /// Parses `kv-blocks=LO..HI` (log steps) or `kv-blocks=A,B,C`, `ttl=5m,1h`,
     /// `keepalive=off,4m30s`.
-    pub fn parse(s: &str) -> Result<Axis, String> {
-        let hint =
-            "expected kv-blocks=1k..1M (or a list 1k,4k,16k), ttl=5m,1h or keepalive=off,4m30s";
-        let bad = |what: &str| format!("-L {s}: {what} ({hint})");
+    pub fn parse(s: &str) -> Result<Axis, super::WorkloadError> {
+        let bad = |what: &str| super::WorkloadError::Axis {
+            spec: s.to_string(),
+            what: what.to_string(),
+        };
         let (key, vals) = s.split_once('=').ok_or_else(|| bad("no `=`"))?;
         match key {
             "kv-blocks" => {
@@ -273,6 +274,7 @@ mod tests {
         assert!(Axis::parse("kv-blocks=9..2").is_err());
         assert!(Axis::parse("size=3")
             .unwrap_err()
+            .to_string()
             .contains("unknown parameter"));
     }
 

@@ -48,17 +48,13 @@ pub const KV_MODELS: &[KvModel] = &[
 ];
 
 /// The row for `name`, or an error listing the known names.
-pub fn lookup(name: &str) -> Result<&'static KvModel, String> {
-    KV_MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
-        format!(
-            "--kv-model {name}: unknown; known models: {}",
-            KV_MODELS
-                .iter()
-                .map(|m| m.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+pub fn lookup(name: &str) -> Result<&'static KvModel, super::WorkloadError> {
+    KV_MODELS
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| super::WorkloadError::KvModel {
+            name: name.to_string(),
+        })
 }
 
 /// Tokens that `gib` GiB of KV space hold for `model`.
