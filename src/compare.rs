@@ -278,7 +278,7 @@ pub enum CompareError {
         /// The second.
         place: String,
         /// The point both name.
-        key: Key,
+        key: Box<Key>,
         /// How to fix the file.
         hint: &'static str,
     },
@@ -371,7 +371,7 @@ fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, CompareError> {
             return Err(CompareError::TwoRows {
                 first: first.clone(),
                 place,
-                key,
+                key: Box::new(key),
                 hint: REGENERATE,
             });
         }
@@ -469,7 +469,7 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, CompareError> {
             return Err(CompareError::TwoRows {
                 first: first.clone(),
                 place,
-                key,
+                key: Box::new(key),
                 hint: JSON_HINT,
             });
         }

@@ -169,7 +169,7 @@ pub fn write_heatmaps(
     header: &[String],
     rows: &[Vec<String>],
     dir: &Path,
-) -> Result<usize, String> {
+) -> Result<usize, plancache::chart::ChartError> {
     let maps = heatmap::heatmaps(spec, header, rows)?;
     for m in &maps {
         let cells = m.cells.iter().flatten().filter(|c| c.is_some()).count();

@@ -176,7 +176,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
 
 /// The sessions named on the command line: folders are searched, files are grouped (a subagent
 /// file joins its main file), each session once.
-fn sessions_of(paths: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
+fn sessions_of(paths: &[PathBuf]) -> Result<Vec<SessionFiles>, plancache::import::ImportError> {
     let mut files = Vec::new();
     let mut out: Vec<SessionFiles> = Vec::new();
     for p in paths {

@@ -834,12 +834,16 @@ mod tests {
             tools: 5,
             ..GeneratorParams::default()
         };
-        assert!(p.validate().unwrap_err().contains("tools = 5"));
+        assert!(p.validate().unwrap_err().to_string().contains("tools = 5"));
         let p = GeneratorParams {
             result_tokens: TokenRange::new(10, 5),
             ..GeneratorParams::default()
         };
-        assert!(p.validate().unwrap_err().contains("result_tokens"));
+        assert!(p
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("result_tokens"));
         assert!(GeneratorParams::default().validate().is_ok());
     }
 }

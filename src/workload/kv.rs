@@ -74,6 +74,9 @@ mod tests {
         assert_eq!(tokens_in(64.0, m), 524_288);
         // DeepSeek-V3: 61 × 576 × 2 = 70,272 bytes.
         assert_eq!(lookup("deepseek-v3").unwrap().bytes_per_token, 70_272);
-        assert!(lookup("gpt-2").unwrap_err().contains("llama-3.1-8b"));
+        assert!(lookup("gpt-2")
+            .unwrap_err()
+            .to_string()
+            .contains("llama-3.1-8b"));
     }
 }
