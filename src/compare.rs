@@ -321,13 +321,6 @@ impl From<ScenarioError> for CompareError {
     }
 }
 
-/// Bridge for callers whose own errors are still messages.
-impl From<CompareError> for String {
-    fn from(e: CompareError) -> String {
-        e.to_string()
-    }
-}
-
 fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, CompareError> {
     let t = Table::parse(
         path,

@@ -60,10 +60,3 @@ pub enum ChartError {
         value: String,
     },
 }
-
-/// Bridge for callers whose own errors are still messages.
-impl From<ChartError> for String {
-    fn from(e: ChartError) -> String {
-        e.to_string()
-    }
-}

@@ -76,7 +76,7 @@ pub enum FigureError {
     },
 }
 
-/// Bridge for callers whose own errors are still messages.
+/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
 impl From<FigureError> for String {
     fn from(e: FigureError) -> String {
         e.to_string()

@@ -78,7 +78,7 @@ impl ExportError {
     }
 }
 
-/// Bridge for callers whose own errors are still messages.
+/// Lets callers whose own errors are messages (the benches' helpers) write with `?`.
 impl From<ExportError> for String {
     fn from(e: ExportError) -> String {
         e.to_string()

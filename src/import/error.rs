@@ -54,13 +54,6 @@ impl From<ScenarioError> for ImportError {
     }
 }
 
-/// Bridge for callers whose own errors are still messages.
-impl From<ImportError> for String {
-    fn from(e: ImportError) -> String {
-        e.to_string()
-    }
-}
-
 /// The "not read" list on lines of its own after the hint, when there is one.
 fn not_read_lines(not_read: &[NotRead]) -> String {
     if not_read.is_empty() {

@@ -880,7 +880,7 @@ pub enum KeepaliveError {
     },
 }
 
-/// Bridge for callers whose own errors are still messages.
+/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
 impl From<KeepaliveError> for String {
     fn from(e: KeepaliveError) -> String {
         e.to_string()

@@ -705,7 +705,7 @@ pub enum GenerateError {
     },
 }
 
-/// Bridge for callers whose own errors are still messages.
+/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
 impl From<GenerateError> for String {
     fn from(e: GenerateError) -> String {
         e.to_string()

@@ -169,7 +169,7 @@ pub enum StrategyError {
     Empty,
 }
 
-/// Bridge for callers whose own errors are still messages.
+/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
 impl From<StrategyError> for String {
     fn from(e: StrategyError) -> String {
         e.to_string()

@@ -66,10 +66,3 @@ impl From<ScenarioError> for ValidateError {
         ValidateError::Scenario(Box::new(e))
     }
 }
-
-/// Bridge for callers whose own errors are still messages.
-impl From<ValidateError> for String {
-    fn from(e: ValidateError) -> String {
-        e.to_string()
-    }
-}
