@@ -244,7 +244,7 @@ fn record(seed: u64) -> Result<Vec<Recorded>, String> {
     .map_err(|e| format!("seed {seed}: {e}"))?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut recorder = Recorder {
-        inner: cache::build("ideal", &PriceTable::bundled())?,
+        inner: cache::build("ideal", &PriceTable::bundled()).map_err(|e| e.to_string())?,
         seen: seen.clone(),
     };
     engine::replay(

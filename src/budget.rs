@@ -154,25 +154,58 @@ pub fn max_input_bytes() -> u64 {
 /// Reads a text input (scenario, sweep file, shard) of at most [`max_input_bytes`]; works on
 /// pipes too (`<(...)`). `what` names the kind of file in the message, which does not repeat the
 /// path (callers put it first).
-pub fn read_text(path: &Path, what: &str) -> Result<String, String> {
+pub fn read_text(path: &Path, what: &str) -> Result<String, InputError> {
     use std::io::Read;
     let limit = max_input_bytes();
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {what}: {e}"))?;
+    let io = |source| InputError::Io {
+        what: what.to_string(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {what}: {e}"))?;
+        .map_err(io)?;
     if bytes.len() as u64 > limit {
-        return Err(format!(
-            "the {what} is larger than {limit} bytes (4 per token of the session budget; raise it with `{TOKENS_FLAG} N`)"
-        ));
+        return Err(InputError::TooLarge {
+            what: what.to_string(),
+            limit,
+        });
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "cannot read {what}: not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        )
+    String::from_utf8(bytes).map_err(|e| InputError::NotUtf8 {
+        what: what.to_string(),
+        offset: e.utf8_error().valid_up_to(),
     })
+}
+
+/// An input file [`read_text`] could not read. The message does not repeat the path (callers
+/// put it first).
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The file could not be opened or read.
+    #[error("cannot read {what}: {source}")]
+    Io {
+        /// The kind of file (`scenario`, `sweep file`, ...).
+        what: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is over [`max_input_bytes`].
+    #[error("the {what} is larger than {limit} bytes (4 per token of the session budget; raise it with `{flag} N`)", flag = TOKENS_FLAG)]
+    TooLarge {
+        /// The kind of file.
+        what: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// The bytes are not UTF-8 text.
+    #[error("cannot read {what}: not UTF-8 text (byte {offset})")]
+    NotUtf8 {
+        /// The kind of file.
+        what: String,
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
 }
 
 /// Checks a scenario against the process-wide budget ([`Budget::current`]).

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::engine::RunReport;
 use crate::metrics::{RequestRow, SummaryRow};
+use crate::util::ScenarioError;
 
 pub mod figures;
 mod strict_json;
@@ -94,7 +95,7 @@ impl Dataset {
 
     /// Refuses figures no replay can produce: a hit rate above 1, or a cost above `cap` (the
     /// most one request can cost, [`figures::request_cap`]) times the point's requests.
-    pub fn check_figures(&self, cap: f64) -> Result<(), String> {
+    pub fn check_figures(&self, cap: f64) -> Result<(), CompareError> {
         for (key, p) in &self.points {
             let place = self
                 .places
@@ -114,7 +115,7 @@ impl Dataset {
 
     /// Loads `summary.csv` (plus `requests.csv` beside it), `run.json`, or a directory holding
     /// either.
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub fn load(path: &Path) -> Result<Self, CompareError> {
         if path.is_dir() {
             for name in ["summary.csv", "run.json"] {
                 let p = path.join(name);
@@ -122,16 +123,20 @@ impl Dataset {
                     return Dataset::load(&p);
                 }
             }
-            return Err(format!(
-                "{}: no summary.csv or run.json in this directory\n  hint: save a baseline with `plancache run ... --out {}`",
-                path.display(),
+            return Err(ScenarioError::new(
+                path,
+                None,
+                "no summary.csv or run.json in this directory",
+            )
+            .with_hint(format!(
+                "save a baseline with `plancache run ... --out {}`",
                 path.display()
-            ));
+            ))
+            .into());
         }
         let text = crate::budget::read_text(path, "baseline").map_err(|e| {
-            format!(
-                "{}: {e}\n  hint: save a baseline with `plancache run ... --out DIR` and pass DIR/summary.csv",
-                path.display()
+            ScenarioError::new(path, None, e).with_hint(
+                "save a baseline with `plancache run ... --out DIR` and pass DIR/summary.csv",
             )
         })?;
         if path.extension().is_some_and(|e| e == "json") {
@@ -140,8 +145,9 @@ impl Dataset {
             let mut d = load_summary_csv(path, &text)?;
             let requests = path.with_file_name("requests.csv");
             if requests.is_file() {
-                let t = std::fs::read_to_string(&requests)
-                    .map_err(|e| format!("{}: cannot read: {e}", requests.display()))?;
+                let t = std::fs::read_to_string(&requests).map_err(|e| {
+                    ScenarioError::new(&requests, None, format!("cannot read: {e}"))
+                })?;
                 d.breaks = Some(load_requests_csv(&requests, &t)?);
             }
             Ok(d)
@@ -169,35 +175,47 @@ struct Table<'a> {
 }
 
 impl<'a> Table<'a> {
-    fn parse(path: &'a Path, text: &str, required: &[&str], hint: &str) -> Result<Self, String> {
+    fn parse(
+        path: &'a Path,
+        text: &str,
+        required: &[&str],
+        hint: &str,
+    ) -> Result<Self, CompareError> {
+        let line1 = || Some("line 1".to_string());
         let mut r = csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = r
             .headers()
-            .map_err(|e| format!("{}: line 1: not CSV: {e}", path.display()))?
+            .map_err(|e| ScenarioError::new(path, line1(), format!("not CSV: {e}")))?
             .iter()
             .map(String::from)
             .collect();
         for (i, h) in header.iter().enumerate() {
             if let Some(j) = header[..i].iter().position(|x| x == h) {
-                return Err(format!(
-                    "{}: line 1: column `{h}` is given twice (columns {} and {}); a gate cannot tell which value is meant\n  hint: {hint}",
-                    path.display(),
-                    j + 1,
-                    i + 1
-                ));
+                return Err(ScenarioError::new(
+                    path,
+                    line1(),
+                    format!(
+                        "column `{h}` is given twice (columns {} and {}); a gate cannot tell which value is meant",
+                        j + 1,
+                        i + 1
+                    ),
+                )
+                .with_hint(hint)
+                .into());
             }
         }
         for c in required {
             if !header.iter().any(|h| h == c) {
-                return Err(format!(
-                    "{}: line 1: missing column `{c}`\n  hint: {hint}",
-                    path.display()
-                ));
+                return Err(
+                    ScenarioError::new(path, line1(), format!("missing column `{c}`"))
+                        .with_hint(hint)
+                        .into(),
+                );
             }
         }
         let mut rows = Vec::new();
         for rec in r.records() {
-            let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
+            let rec = rec.map_err(|e| ScenarioError::new(path, None, e))?;
             let line = rec.position().map_or(0, |p| p.line());
             rows.push((line, rec));
         }
@@ -207,20 +225,22 @@ impl<'a> Table<'a> {
         let i = self.header.iter().position(|h| h == col).unwrap_or(0);
         rec.get(i).unwrap_or("")
     }
-    fn num(&self, line: u64, rec: &csv::StringRecord, col: &str) -> Result<f64, String> {
+    fn num(&self, line: u64, rec: &csv::StringRecord, col: &str) -> Result<f64, CompareError> {
         let v = self.get(rec, col);
-        let n = v.trim().parse::<f64>().map_err(|_| {
-            format!(
-                "{}: line {line}: column `{col}`: `{v}` is not a number\n  hint: regenerate the file with `plancache run --out DIR`",
-                self.path.display()
+        let bad = |why: &str| {
+            ScenarioError::new(
+                self.path,
+                Some(format!("line {line}")),
+                format!("column `{col}`: `{v}` {why}"),
             )
-        })?;
-        finite(n).map_err(|why| {
-            format!(
-                "{}: line {line}: column `{col}`: `{v}` {why}\n  hint: regenerate the file with `plancache run --out DIR`",
-                self.path.display()
-            )
-        })
+            .with_hint(REGENERATE)
+            .into()
+        };
+        let n = v
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| bad("is not a number"))?;
+        finite(n).map_err(bad)
     }
 }
 
@@ -234,7 +254,74 @@ fn finite(v: f64) -> Result<f64, &'static str> {
 const SUMMARY_HINT: &str =
     "pass the summary.csv written by `plancache run --out DIR` (not requests.csv)";
 
-fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, String> {
+/// The fix of a baseline CSV with a bad row.
+const REGENERATE: &str = "regenerate the file with `plancache run --out DIR`";
+
+/// The fix of a bad `run.json` baseline.
+const JSON_HINT: &str = "pass the run.json written by `plancache run --format json --out DIR`";
+
+/// The syntax of `--rule`, shown with every mistake in one.
+const RULE_HINT: &str = "write A<=B:METRIC or A<B:METRIC[+LIMIT], e.g. `permission-mode<=toolset-swap:cost` or `permission-mode<=toolset-swap:hit-rate+0.01`; METRIC is cost, hit-rate, ttft or recomputed";
+
+/// A baseline that cannot be read, a figure no replay can produce, or a threshold or rule that
+/// is not valid.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A baseline file that is not valid: the file, the place (`line N`), what, the fix.
+    #[error(transparent)]
+    File(Box<ScenarioError>),
+    /// Two rows of a baseline for one scenario / strategy / cache.
+    #[error("{first} and {place}: two rows for {} / {} / {}; a gate cannot tell which is meant\n  hint: {hint}", .key.0, .key.1, .key.2)]
+    TwoRows {
+        /// The first row (`file:line`).
+        first: String,
+        /// The second.
+        place: String,
+        /// The point both name.
+        key: Box<Key>,
+        /// How to fix the file.
+        hint: &'static str,
+    },
+    /// A figure no replay can produce (`file:line: hit_rate 1.2 is above 1 ...`).
+    #[error(transparent)]
+    Figure(#[from] figures::FigureError),
+    /// A threshold that is no number.
+    #[error("`{spec}` is not a threshold\n  hint: give a number in the metric's unit (0.02, 150) or a percent of the baseline (5%)")]
+    NotThreshold {
+        /// As given.
+        spec: String,
+    },
+    /// A negative or infinite threshold.
+    #[error("`{spec}`: a threshold must be a non-negative number")]
+    NegativeThreshold {
+        /// As given.
+        spec: String,
+    },
+    /// A bare hit-rate limit above 1 (more than 100 points).
+    #[error("`{spec}` as a hit-rate limit would allow a drop of {:.0} points (a rate is a fraction: 1 = 100 points)\n  hint: write `{}%` for {} points, or `{}` as a fraction", .value * 100.0, .spec.trim(), .spec.trim(), .value / 100.0)]
+    RateAbove {
+        /// As given.
+        spec: String,
+        /// Its value.
+        value: f64,
+    },
+    /// A `--rule` that is not valid.
+    #[error("--rule `{spec}`: {what}\n  hint: {hint}", hint = RULE_HINT)]
+    Rule {
+        /// As given.
+        spec: String,
+        /// The mistake.
+        what: String,
+    },
+}
+
+impl From<ScenarioError> for CompareError {
+    fn from(e: ScenarioError) -> Self {
+        CompareError::File(Box::new(e))
+    }
+}
+
+fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, CompareError> {
     let t = Table::parse(
         path,
         text,
@@ -250,10 +337,11 @@ fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, String> {
         SUMMARY_HINT,
     )?;
     if t.header.iter().any(|h| h == "request") {
-        return Err(format!(
-            "{}: this is a requests.csv (one row per request)\n  hint: {SUMMARY_HINT}",
-            path.display()
-        ));
+        return Err(
+            ScenarioError::new(path, None, "this is a requests.csv (one row per request)")
+                .with_hint(SUMMARY_HINT)
+                .into(),
+        );
     }
     let mut d = Dataset {
         source: path.display().to_string(),
@@ -273,10 +361,12 @@ fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, String> {
         };
         let place = format!("{}:{line}", path.display());
         if let Some(first) = d.places.get(&key) {
-            return Err(format!(
-                "{first} and {place}: two rows for {} / {} / {}; a gate cannot tell which is meant\n  hint: regenerate the file with `plancache run --out DIR`",
-                key.0, key.1, key.2
-            ));
+            return Err(CompareError::TwoRows {
+                first: first.clone(),
+                place,
+                key: Box::new(key),
+                hint: REGENERATE,
+            });
         }
         if t.header.iter().any(|h| h == "requests") {
             d.requests
@@ -288,7 +378,10 @@ fn load_summary_csv(path: &Path, text: &str) -> Result<Dataset, String> {
     Ok(d)
 }
 
-fn load_requests_csv(path: &Path, text: &str) -> Result<BTreeMap<Key, Vec<BreakRecord>>, String> {
+fn load_requests_csv(
+    path: &Path,
+    text: &str,
+) -> Result<BTreeMap<Key, Vec<BreakRecord>>, CompareError> {
     let t = Table::parse(
         path,
         text,
@@ -320,12 +413,11 @@ fn load_requests_csv(path: &Path, text: &str) -> Result<BTreeMap<Key, Vec<BreakR
     Ok(out)
 }
 
-fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
-    let bad = |what: String| {
-        format!(
-            "{}: {what}\n  hint: pass the run.json written by `plancache run --format json --out DIR`",
-            path.display()
-        )
+fn load_json(path: &Path, text: &str) -> Result<Dataset, CompareError> {
+    let bad = |what: String| -> CompareError {
+        ScenarioError::new(path, None, what)
+            .with_hint(JSON_HINT)
+            .into()
     };
     let lines = strict_json::walk(text).map_err(bad)?;
     let v: serde_json::Value =
@@ -334,19 +426,20 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
         .get("summary")
         .and_then(|s| s.as_array())
         .ok_or_else(|| bad("no `summary` array".into()))?;
-    let s_field = |o: &serde_json::Value, k: &str, i: usize| -> Result<String, String> {
+    let s_field = |o: &serde_json::Value, k: &str, i: usize| -> Result<String, CompareError> {
         o.get(k)
             .and_then(|x| x.as_str())
             .map(String::from)
             .ok_or_else(|| bad(format!("summary[{i}]: missing string `{k}`")))
     };
-    let n_field = |o: &serde_json::Value, k: &str, i: usize, arr: &str| -> Result<f64, String> {
-        let v = o
-            .get(k)
-            .and_then(|x| x.as_f64())
-            .ok_or_else(|| bad(format!("{arr}[{i}]: missing number `{k}`")))?;
-        finite(v).map_err(|why| bad(format!("{arr}[{i}]: `{k}` = {v} {why}")))
-    };
+    let n_field =
+        |o: &serde_json::Value, k: &str, i: usize, arr: &str| -> Result<f64, CompareError> {
+            let v = o
+                .get(k)
+                .and_then(|x| x.as_f64())
+                .ok_or_else(|| bad(format!("{arr}[{i}]: missing number `{k}`")))?;
+            finite(v).map_err(|why| bad(format!("{arr}[{i}]: `{k}` = {v} {why}")))
+        };
     let mut d = Dataset {
         source: path.display().to_string(),
         ..Dataset::default()
@@ -366,10 +459,12 @@ fn load_json(path: &Path, text: &str) -> Result<Dataset, String> {
             None => format!("{}: summary[{i}]", path.display()),
         };
         if let Some(first) = d.places.get(&key) {
-            return Err(format!(
-                "{first} and {place}: two rows for {} / {} / {}; a gate cannot tell which is meant\n  hint: pass the run.json written by `plancache run --format json --out DIR`",
-                key.0, key.1, key.2
-            ));
+            return Err(CompareError::TwoRows {
+                first: first.clone(),
+                place,
+                key: Box::new(key),
+                hint: JSON_HINT,
+            });
         }
         if o.get("requests").is_some() {
             d.requests
@@ -422,17 +517,19 @@ pub enum Limit {
 
 impl Limit {
     /// `0.02`, `5%`.
-    pub fn parse(s: &str) -> Result<Limit, String> {
+    pub fn parse(s: &str) -> Result<Limit, CompareError> {
         let t = s.trim();
         let (num, pct) = match t.strip_suffix('%') {
             Some(n) => (n.trim(), true),
             None => (t, false),
         };
-        let v: f64 = num.parse().map_err(|_| {
-            format!("`{s}` is not a threshold\n  hint: give a number in the metric's unit (0.02, 150) or a percent of the baseline (5%)")
+        let v: f64 = num.parse().map_err(|_| CompareError::NotThreshold {
+            spec: s.to_string(),
         })?;
         if !v.is_finite() || v < 0.0 {
-            return Err(format!("`{s}`: a threshold must be a non-negative number"));
+            return Err(CompareError::NegativeThreshold {
+                spec: s.to_string(),
+            });
         }
         Ok(if pct {
             Limit::Percent(v)
@@ -443,16 +540,13 @@ impl Limit {
     /// A limit on a rate (hit rate): `5%` and `0.05` both mean 5 percentage points. A bare
     /// number above 1 would allow a drop of more than 100 points, so it is refused with the
     /// percent spelling the user probably meant.
-    pub fn parse_rate(s: &str) -> Result<Limit, String> {
+    pub fn parse_rate(s: &str) -> Result<Limit, CompareError> {
         match Limit::parse(s)? {
             Limit::Percent(p) => Ok(Limit::Absolute(p / 100.0)),
-            Limit::Absolute(v) if v > 1.0 => Err(format!(
-                "`{s}` as a hit-rate limit would allow a drop of {:.0} points (a rate is a fraction: 1 = 100 points)\n  hint: write `{}%` for {} points, or `{}` as a fraction",
-                v * 100.0,
-                s.trim(),
-                s.trim(),
-                v / 100.0
-            )),
+            Limit::Absolute(v) if v > 1.0 => Err(CompareError::RateAbove {
+                spec: s.to_string(),
+                value: v,
+            }),
             limit => Ok(limit),
         }
     }
@@ -567,9 +661,11 @@ pub struct Rule {
 
 impl Rule {
     /// Parses `A<=B:METRIC[+LIMIT]` or `A<B:METRIC`; the error names the mistake and the syntax.
-    pub fn parse(s: &str) -> Result<Rule, String> {
-        let hint = "write A<=B:METRIC or A<B:METRIC[+LIMIT], e.g. `permission-mode<=toolset-swap:cost` or `permission-mode<=toolset-swap:hit-rate+0.01`; METRIC is cost, hit-rate, ttft or recomputed";
-        let bad = |what: &str| format!("--rule `{s}`: {what}\n  hint: {hint}");
+    pub fn parse(s: &str) -> Result<Rule, CompareError> {
+        let bad = |what: &str| CompareError::Rule {
+            spec: s.to_string(),
+            what: what.to_string(),
+        };
         let (pair, rest) = s.split_once(':').ok_or_else(|| bad("missing `:METRIC`"))?;
         let (a, b, strict) = if let Some((a, b)) = pair.split_once("<=") {
             (a, b, false)
@@ -593,9 +689,9 @@ impl Rule {
         })?;
         let tol = match tol {
             Some(t) if metric == Metric::HitRate => {
-                Some(Limit::parse_rate(t).map_err(|e| bad(&e))?)
+                Some(Limit::parse_rate(t).map_err(|e| bad(&e.to_string()))?)
             }
-            Some(t) => Some(Limit::parse(t).map_err(|e| bad(&e))?),
+            Some(t) => Some(Limit::parse(t).map_err(|e| bad(&e.to_string()))?),
             None => None,
         };
         let (a, b) = (a.trim(), b.trim());

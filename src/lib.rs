@@ -32,15 +32,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The command line (`plancache run`, `report`, `compare`, ...) is [`cli`]; its guide is the
-//! README.
+//! The command line (`plancache run`, `report`, `compare`, ...) is the binary's, not part of
+//! the library; its guide is the README.
 //!
 //! # Layers
 //!
 //! Each module belongs to one layer and imports only the layers below it (docs/architecture.md
 //! has the table; `tests/layering.rs` holds it), bottom-up:
 //!
-//! - **base** ([`util`], [`budget`], [`signals`]): small pure helpers (slugs, durations,
+//! - **base** ([`util`], [`budget`], `signals`): small pure helpers (slugs, durations,
 //!   did-you-mean, the input-file error), the limits on what one session may declare with the
 //!   bounded reader of every input file, and the interrupt flag the writers check.
 //! - **prompt** ([`prompt`]): what a request is (segments, token sources, the memoized
@@ -63,7 +63,6 @@
 //! - **output** ([`export`], [`chart`]): tables, CSV, JSON, Markdown, charts and the report.
 //! - **applications** ([`account`], [`workload`]): a whole account's sessions with what-ifs, and
 //!   many sessions on one serving cache with capacity and TTL curves.
-//! - **cli** ([`cli`]): argument parsing, dispatch and exit codes.
 
 #![warn(missing_docs)]
 
@@ -71,8 +70,6 @@ pub mod account;
 pub mod budget;
 pub mod cache;
 pub mod chart;
-#[allow(missing_docs)] // private once #18 item 7 lands
-pub mod cli;
 pub mod compare;
 pub mod engine;
 pub mod export;
@@ -83,7 +80,7 @@ pub mod plan_mode;
 pub mod prompt;
 pub mod requests;
 pub mod scenario;
-pub mod signals;
+pub(crate) mod signals;
 pub mod strategy;
 pub mod sweep;
 pub mod trace;

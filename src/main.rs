@@ -4,11 +4,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
+mod cli;
+
 fn main() -> ExitCode {
-    plancache::cli::output::watch_closed_stdout(STDOUT_CLOSED_AT_START.load(Ordering::SeqCst));
+    cli::output::watch_closed_stdout(STDOUT_CLOSED_AT_START.load(Ordering::SeqCst));
     quiet_output_error_panics();
     let outcome = std::panic::catch_unwind(|| {
-        let cli = match plancache::cli::Cli::try_parse() {
+        let cli = match cli::Cli::try_parse() {
             Ok(cli) => cli,
             Err(e) => {
                 let code = if e.use_stderr() { 2 } else { 0 };
@@ -16,14 +18,14 @@ fn main() -> ExitCode {
                 return Ok(code);
             }
         };
-        plancache::cli::dispatch(cli).map(|()| 0)
+        cli::dispatch(cli).map(|()| 0)
     });
     let result = match outcome {
         Ok(r) => r,
         Err(payload) => match payload_text(payload.as_ref()).and_then(output_error) {
             // A write to a full disk or a closed terminal: the output is incomplete, bad
             // environment rather than a bug.
-            Some(message) => Err(plancache::cli::CliError::input(message)),
+            Some(message) => Err(cli::CliError::input(message)),
             None => std::panic::resume_unwind(payload),
         },
     };
@@ -31,18 +33,18 @@ fn main() -> ExitCode {
     let flushed = std::io::stdout().flush();
     // A closed standard output (`>&-`) that was printed to, or a pipe closed by its reader
     // (SIGPIPE is left ignored, so the write fails with EPIPE): exit 2, not 0 or a signal.
-    let result = match (result, plancache::cli::output::closed_stdout_error()) {
+    let result = match (result, cli::output::closed_stdout_error()) {
         (Ok(_), Some(e)) => Err(e),
         (r, _) => r,
     };
     // A signal that arrived once the work was complete changes nothing; one that stopped it ends
     // with 128 + its number, as a shell reports a killed process.
-    if let (Some(sig), Err(_)) = (plancache::signals::received(), &result) {
+    if let (Some(sig), Err(_)) = (plancache::export::interrupted_by(), &result) {
         let _ = writeln!(
             std::io::stderr(),
             "error: interrupted; the files of this run were not written (earlier output is unchanged)"
         );
-        return ExitCode::from(plancache::signals::exit_code(sig));
+        return ExitCode::from(u8::try_from(128 + sig).unwrap_or(1));
     }
     match (result, flushed) {
         (Ok(code), Ok(())) => ExitCode::from(code),
@@ -54,7 +56,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         (Err(e), _) => {
-            plancache::cli::output::stderr_line(plancache::cli::output::ERROR, "error", &e.message);
+            cli::output::stderr_line(cli::output::ERROR, "error", &e.message);
             ExitCode::from(e.code)
         }
     }

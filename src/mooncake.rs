@@ -280,10 +280,10 @@ pub enum TraceError {
 }
 
 /// The trace as JSONL.
-pub fn to_jsonl(lines: &[TraceLine]) -> Result<Vec<u8>, String> {
+pub fn to_jsonl(lines: &[TraceLine]) -> Result<Vec<u8>, TraceError> {
     let mut out = Vec::new();
     for l in lines {
-        serde_json::to_writer(&mut out, l).map_err(|e| format!("cannot write JSON: {e}"))?;
+        serde_json::to_writer(&mut out, l).map_err(|e| TraceError::Json(e.to_string()))?;
         out.push(b'\n');
     }
     Ok(out)

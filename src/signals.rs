@@ -15,20 +15,37 @@ static ARMED: AtomicBool = AtomicBool::new(false);
 /// Installs the handlers, once per process (later calls do nothing). Writers call this before
 /// they create their first temporary file: until then a signal ends the process as usual (nothing
 /// is on disk yet), from then on it only sets the flag.
-pub fn install() -> Result<(), String> {
-    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+pub fn install() -> Result<(), InstallError> {
+    static INSTALLED: OnceLock<Result<(), InstallError>> = OnceLock::new();
     INSTALLED.get_or_init(register).clone()
 }
 
-fn register() -> Result<(), String> {
+/// The handlers could not be installed (the reason as the system gave it: the result is kept
+/// for every later call, and `io::Error` is not `Clone`).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot install a signal handler: {reason}")]
+pub struct InstallError {
+    /// The system's reason.
+    reason: String,
+}
+
+/// A SIGINT or SIGTERM arrived: the work stops and the writers leave the earlier output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("interrupted by {name}")]
+pub struct Interrupted {
+    /// `SIGINT`, `SIGTERM` (or `a signal`).
+    name: &'static str,
+}
+
+fn register() -> Result<(), InstallError> {
+    let failed = |e: std::io::Error| InstallError {
+        reason: e.to_string(),
+    };
     for sig in [SIGINT, SIGTERM] {
         // The shutdown goes first: it fires only once ARMED was set by an earlier signal.
-        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, &ARMED)
-            .map_err(|e| format!("cannot install a signal handler: {e}"))?;
-        signal_hook::flag::register_usize(sig, &RECEIVED, sig as usize)
-            .map_err(|e| format!("cannot install a signal handler: {e}"))?;
-        signal_hook::flag::register(sig, &ARMED)
-            .map_err(|e| format!("cannot install a signal handler: {e}"))?;
+        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, &ARMED).map_err(failed)?;
+        signal_hook::flag::register_usize(sig, &RECEIVED, sig as usize).map_err(failed)?;
+        signal_hook::flag::register(sig, &ARMED).map_err(failed)?;
     }
     Ok(())
 }
@@ -42,16 +59,11 @@ pub fn received() -> Option<i32> {
 }
 
 /// `Err` once SIGINT or SIGTERM arrived: long loops and writers call this and stop.
-pub fn check() -> Result<(), String> {
+pub fn check() -> Result<(), Interrupted> {
     match received() {
         None => Ok(()),
-        Some(sig) => Err(format!("interrupted by {}", name(sig))),
+        Some(sig) => Err(Interrupted { name: name(sig) }),
     }
-}
-
-/// The exit code of a run stopped by `sig`: 128 + the signal number, as shells report it.
-pub fn exit_code(sig: i32) -> u8 {
-    u8::try_from(128 + sig).unwrap_or(1)
 }
 
 fn name(sig: i32) -> &'static str {

@@ -400,7 +400,8 @@ impl Sweep {
                 .map_err(|e| format!("{}: {e}", place()))?;
         }
         let strategies: Vec<Box<dyn Strategy>> = strategy::parse_list(&strategy_name)?;
-        let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;
+        let mut model =
+            cache::build_with(&cache_name, &env.prices, &env.caches).map_err(|e| e.to_string())?;
         let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), &env)
             .map_err(|e| format!("{}: {e}", place()))?;
         if !self.allow_over_context {
@@ -739,7 +740,7 @@ pub fn run(
         .into_par_iter()
         .map(|k| {
             // A signal stops the sweep: the remaining points fail fast.
-            crate::signals::check()?;
+            crate::signals::check().map_err(|e| e.to_string())?;
             let r = sweep.run_point(shard.index - 1 + k * shard.count, source, env);
             bar.inc(1);
             r

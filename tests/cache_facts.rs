@@ -442,12 +442,17 @@ fn cache_config_file_overrides_and_errors() {
     let cfg = CacheConfig::from_toml_str("[anthropic-auto]\nlookback = 5\n", "t").unwrap();
     assert_eq!(cfg.anthropic_auto.message_ttl, Ttl::FiveMinutes);
     assert_eq!(cfg.anthropic_auto.lookback, 5);
-    let err = CacheConfig::from_toml_str("[anthropic]\nlookbak = 5\n", "t.toml").unwrap_err();
+    let err = CacheConfig::from_toml_str("[anthropic]\nlookbak = 5\n", "t.toml")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("t.toml") && err.contains("lookbak"), "{err}");
-    let err =
-        CacheConfig::from_toml_str("[anthropic]\nsystem_ttl = \"5m\"\n", "t.toml").unwrap_err();
+    let err = CacheConfig::from_toml_str("[anthropic]\nsystem_ttl = \"5m\"\n", "t.toml")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("longer TTLs first"), "{err}");
-    let err = CacheConfig::from_toml_str("[foo]\nx = 1\n", "t.toml").unwrap_err();
+    let err = CacheConfig::from_toml_str("[foo]\nx = 1\n", "t.toml")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unknown cache model table [foo]"), "{err}");
 }
 

@@ -8,7 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::{CommandFactory, Parser};
-use plancache::cli::{Cli, Command as Sub};
+// The command line lives in the binary (the library exposes no clap types): its definition is
+// compiled into this test as well.
+#[allow(dead_code, unused_imports)]
+#[path = "../src/cli/mod.rs"]
+mod cli;
+use cli::{Cli, Command as Sub};
 use serde_json::Value;
 
 fn root() -> &'static Path {

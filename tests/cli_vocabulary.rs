@@ -18,7 +18,12 @@ use std::collections::BTreeMap;
 use std::process::Command as Process;
 
 use clap::{Arg, CommandFactory, Parser};
-use plancache::cli::Cli;
+// The command line lives in the binary (the library exposes no clap types): its definition is
+// compiled into this test as well.
+#[allow(dead_code, unused_imports)]
+#[path = "../src/cli/mod.rs"]
+mod cli;
+use cli::Cli;
 
 /// One concept of the vocabulary: its long name in every subcommand and its earlier spellings.
 struct Concept {
@@ -526,7 +531,7 @@ fn every_command_that_reads_transcripts_detects_their_kind() {
 
 #[test]
 fn old_spellings_still_parse_to_the_new_flags() {
-    use plancache::cli::Command;
+    use cli::Command;
     let parse = |args: &[&str]| {
         Cli::try_parse_from(std::iter::once("plancache").chain(args.iter().copied()))
             .unwrap_or_else(|e| panic!("{args:?}: {e}"))

@@ -208,7 +208,10 @@ fn limit_and_rule_syntax() {
         Limit::parse_rate("5%").unwrap(),
         Limit::parse_rate("0.05").unwrap()
     );
-    assert!(Limit::parse_rate("5").unwrap_err().contains("`5%`"));
+    assert!(Limit::parse_rate("5")
+        .unwrap_err()
+        .to_string()
+        .contains("`5%`"));
     assert!(Rule::parse("masked<history-reset:cost").unwrap().strict);
     for bad in ["a<=b", "a=b:cost", "a<=a:cost", "a<=b:speed", "a<=b:cost+x"] {
         assert!(Rule::parse(bad).is_err(), "{bad}");

@@ -69,10 +69,10 @@ fn files_are_told_apart_by_their_records_and_missing_paths_are_errors() {
             ("plan_mode", TranscriptKind::ClaudeCode)
         ]
     );
-    let err = discover(&fixtures.join("nope")).unwrap_err();
+    let err = discover(&fixtures.join("nope")).unwrap_err().to_string();
     assert!(err.contains("nope"), "{err}");
     let empty = tempfile::tempdir().unwrap();
-    let err = discover(empty.path()).unwrap_err();
+    let err = discover(empty.path()).unwrap_err().to_string();
     assert!(err.contains("no transcript"), "{err}");
 }
 

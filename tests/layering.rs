@@ -393,7 +393,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every edge of the crate's modules (lib.rs and main.rs declare and drive, and are left out).
+/// Whether a file under src/ is the binary's (main.rs and the command line under cli/), which
+/// sees the library only as `plancache::`.
+fn in_binary(rel: &Path) -> bool {
+    rel == Path::new("main.rs") || rel.starts_with("cli")
+}
+
+/// Every edge of the crate's modules (lib.rs declares, the binary drives: both are left out).
 fn crate_edges(tops: &BTreeSet<String>) -> Vec<Edge> {
     let src = root().join("src");
     let mut files = Vec::new();
@@ -401,7 +407,7 @@ fn crate_edges(tops: &BTreeSet<String>) -> Vec<Edge> {
     let mut edges = Vec::new();
     for f in files {
         let rel = f.strip_prefix(&src).unwrap().to_path_buf();
-        if rel == Path::new("lib.rs") || rel == Path::new("main.rs") {
+        if rel == Path::new("lib.rs") || in_binary(&rel) {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap();
@@ -545,6 +551,52 @@ fn every_import_follows_the_layering() {
         "{} import(s) against the layering of docs/architecture.md:\n{}",
         bad.len(),
         bad.join("\n")
+    );
+}
+
+/// The lines of `text` where the identifier `clap` appears as code (comments, doc comments and
+/// strings are no tokens of that kind).
+fn clap_lines(text: &str) -> Vec<usize> {
+    fn walk(stream: TokenStream, out: &mut Vec<usize>) {
+        for t in stream {
+            match t {
+                TokenTree::Ident(i) if i == "clap" => out.push(i.span().start().line),
+                TokenTree::Group(g) => walk(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(TokenStream::from_str(text).expect("lexes"), &mut out);
+    out
+}
+
+#[test]
+fn clap_appears_only_in_the_binary() {
+    assert_eq!(
+        clap_lines("use clap::Parser;\n/// clap\nfn f() { \"clap\"; x::clap::y(); }"),
+        [1, 3]
+    );
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut bad = Vec::new();
+    let mut in_bin = 0;
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let lines = clap_lines(&std::fs::read_to_string(&f).unwrap());
+        if in_binary(rel) {
+            in_bin += lines.len();
+        } else {
+            bad.extend(lines.iter().map(|l| format!("src/{}:{l}", rel.display())));
+        }
+    }
+    // The walk sees the binary's clap at all (a broken scanner would pass vacuously).
+    assert!(in_bin > 10, "{in_bin} clap paths in the binary");
+    assert!(
+        bad.is_empty(),
+        "the library names clap (its command-line face belongs to the binary, src/cli/): {}",
+        bad.join(", ")
     );
 }
 

@@ -441,6 +441,7 @@ fn provider_entries_carry_sources_dates_and_storage_prices() {
     let cfg = CacheConfig::from_toml_str("[deepseek]\nunit = 0\n", "bad.toml");
     assert!(cfg
         .unwrap_err()
+        .to_string()
         .contains("[deepseek]: unit must be at least 1"));
 }
 

@@ -11,7 +11,7 @@ use plancache::strategy;
 
 fn run() -> RunReport {
     let sessions =
-        plancache::cli::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
+        plancache::scenario::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
     let strategies = strategy::parse_list("permission-mode,toolset-swap").unwrap();
     engine::run(
         &sessions,
@@ -227,7 +227,7 @@ fn report_rejects_missing_scenario_with_exit_2() {
 #[test]
 fn verdict_groups_strategies_with_the_same_figures() {
     let sessions =
-        plancache::cli::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
+        plancache::scenario::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
     // masked keeps tools and system byte-identical like permission-mode, so on auth-plan both
     // have the same rows and share one sentence.
     let strategies = strategy::parse_list("permission-mode,masked,toolset-swap").unwrap();
@@ -255,7 +255,7 @@ fn machine_and_timeline_show_rejections_and_edits() {
     // reject-then-approve: `mode = "plan"` (default -> plan), two rejections, then the user edits
     // the plan and approves it (plan -> default).
     let sessions =
-        plancache::cli::load_sessions(&[PathBuf::from("scenarios/reject-then-approve.toml")])
+        plancache::scenario::load_sessions(&[PathBuf::from("scenarios/reject-then-approve.toml")])
             .unwrap();
     let strategies = strategy::parse_list("permission-mode").unwrap();
     let run = engine::run(
@@ -296,7 +296,7 @@ fn cost_split_matches_billing_under_every_cache_model() {
     // Providers that charge nothing extra for writes bill them as plain input; the split must
     // follow each model's billing so its parts add up to the rows' cost.
     let sessions =
-        plancache::cli::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
+        plancache::scenario::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
     let strategies = strategy::parse_list("permission-mode,toolset-swap").unwrap();
     let caches: Vec<String> = plancache::cache::CACHE_NAMES
         .iter()

@@ -37,8 +37,8 @@ fn tags(html: &str) -> Vec<String> {
 fn report_of_everything() -> (String, String) {
     use plancache::chart::{self, report};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let paths = plancache::cli::scenario_paths(&[root.join("scenarios")]).unwrap();
-    let sessions = plancache::cli::load_sessions(&paths).unwrap();
+    let paths = plancache::scenario::scenario_paths(&[root.join("scenarios")]).unwrap();
+    let sessions = plancache::scenario::load_sessions(&paths).unwrap();
     let strategies = plancache::strategy::all();
     let caches: Vec<String> = plancache::cache::CACHE_NAMES
         .iter()

@@ -25,7 +25,7 @@ fn export_then_explain_reproduces_every_replay() {
     let env = ReplayEnv::default();
     let mut checked = 0;
     for path in scenarios() {
-        let sessions = plancache::cli::load_sessions(std::slice::from_ref(&path)).unwrap();
+        let sessions = plancache::scenario::load_sessions(std::slice::from_ref(&path)).unwrap();
         for strategy in plancache::strategy::all() {
             for (kind, ext, log_kind) in [
                 (ExportKind::ClaudeTrace, "jsonl", LogKind::ClaudeTrace),
@@ -94,7 +94,7 @@ fn explain_names_the_replays_break_reasons() {
     let env = ReplayEnv::default();
     let mut compared = 0;
     for path in scenarios() {
-        let sessions = plancache::cli::load_sessions(std::slice::from_ref(&path)).unwrap();
+        let sessions = plancache::scenario::load_sessions(std::slice::from_ref(&path)).unwrap();
         for strategy in plancache::strategy::all() {
             let mut c = cache::build("anthropic-auto", &env.prices).unwrap();
             let replay =

@@ -154,7 +154,7 @@ fn the_cli_exits_2_with_the_place() {
 
 #[test]
 fn the_schema_lists_every_step_kind() {
-    let schema = plancache::cli::scenario_schema();
+    let schema = plancache::scenario::files::scenario_schema();
     let v: serde_json::Value = serde_json::from_str(&schema).unwrap();
     let steps = v["$defs"]["Step"].to_string();
     for key in [

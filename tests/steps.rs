@@ -530,7 +530,7 @@ cache = ["anthropic"]
 
 #[test]
 fn the_schema_describes_the_new_steps() {
-    let schema = plancache::cli::scenario_schema();
+    let schema = plancache::scenario::files::scenario_schema();
     let v: serde_json::Value = serde_json::from_str(&schema).unwrap();
     let steps = v["$defs"]["Step"].to_string();
     for key in ["edit_system", "reorder_tools", "replace_tool"] {

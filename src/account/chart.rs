@@ -1,5 +1,6 @@
 //! The cost-by-day chart: per day, plancache's predicted cost beside what was billed.
 
+use crate::chart::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -18,8 +19,8 @@ pub struct CostByDay {
     pub days: Vec<(String, f64, f64)>,
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    format!("cannot draw chart: {e}")
+fn err<E: std::fmt::Display>(e: E) -> ChartError {
+    ChartError::Draw(e.to_string())
 }
 
 fn text(size: u32) -> TextStyle<'static> {
@@ -27,7 +28,7 @@ fn text(size: u32) -> TextStyle<'static> {
 }
 
 impl Draw for CostByDay {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {

@@ -31,7 +31,7 @@ impl LoadedSession {
 
 /// Reads the session's files ([`read_session`]).
 /// A Codex session's project is its working folder ([`codex_project`]), not its date folder.
-pub fn load(files: &SessionFiles) -> Result<LoadedSession, String> {
+pub fn load(files: &SessionFiles) -> Result<LoadedSession, super::AccountError> {
     let bytes = files
         .files()
         .iter()
@@ -101,7 +101,7 @@ pub fn project_label(cwd: &str) -> String {
 /// streaming usage reader ([`super::usage`]), subagent files as streams named after their file
 /// (as [`read_session`] names them); Codex rollouts through the streaming rollout reader
 /// ([`super::usage::read_codex`]).
-pub fn load_billed(files: &SessionFiles) -> Result<LoadedSession, String> {
+pub fn load_billed(files: &SessionFiles) -> Result<LoadedSession, super::AccountError> {
     let bytes = files
         .files()
         .iter()

@@ -17,6 +17,7 @@
 pub mod aggregate;
 pub mod billed;
 pub mod chart;
+mod error;
 pub mod figures;
 pub mod load;
 pub mod locate;
@@ -41,12 +42,13 @@ use crate::import::scenario::model_family;
 use crate::prompt::{Encoding, Tokenizer, Ttl};
 use crate::strategy;
 
+pub use error::AccountError;
 pub use figures::{Counters, RequestFigures};
 pub use replay::{Keepalive, Setting};
 pub use whatif::WhatIf;
 
 /// How sessions share the account's leading block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sharing {
     /// A session starts with the leading block cached when the timeline says an earlier
     /// session's request left it alive.
@@ -160,9 +162,9 @@ fn read_all(
             } else {
                 load::load(f)
             };
-            let r = r.map_err(|message| Failure {
+            let r = r.map_err(|e| Failure {
                 session: label(f),
-                message,
+                message: e.to_string(),
             });
             progress.inc(1);
             r
@@ -286,7 +288,10 @@ impl Placed {
 
 /// One session's replays: the harness's setting, then the what-if settings (or why some
 /// what-if setting could not replay it).
-type Replayed = (Vec<RequestFigures>, Result<Vec<replay::SessionRun>, String>);
+type Replayed = (
+    Vec<RequestFigures>,
+    Result<Vec<replay::SessionRun>, AccountError>,
+);
 
 fn replay_one(
     l: &load::LoadedSession,
@@ -295,7 +300,7 @@ fn replay_one(
     opts: &AccountOptions,
     env: &ReplayEnv,
     tokenizer: &Arc<Tokenizer>,
-) -> Result<Replayed, String> {
+) -> Result<Replayed, AccountError> {
     let cache = match l.files.kind {
         TranscriptKind::ClaudeCode => opts.cache.as_str(),
         TranscriptKind::Codex => "openai",
@@ -313,7 +318,7 @@ fn replay_one(
         let strat = strategy::parse_list(&s.strategy)?
             .into_iter()
             .next()
-            .ok_or("no strategy given")?;
+            .ok_or(AccountError::NoStrategy)?;
         let key = (s.strategy.clone(), s.keepalive);
         let at = match recorded.iter().find(|(k, _)| *k == key) {
             Some(&(_, at)) => at,
@@ -350,7 +355,7 @@ fn replay_one(
         }
         let run = recordings[at].run(p, s, cache, env, leading, opts.break_threshold, detail)?;
         done.push((run_key, run.clone()));
-        Ok::<_, String>(run)
+        Ok::<_, AccountError>(run)
     };
     let harness = harness_setting(opts);
     let p = replay::prepare(&l.transcript, env, tokenizer)?;
@@ -358,8 +363,13 @@ fn replay_one(
     let others = opts
         .whatif
         .iter()
-        .map(|s| run_one(&p, s, false).map_err(|e| format!("under {}: {e}", s.label())))
-        .collect::<Result<Vec<_>, String>>();
+        .map(|s| {
+            run_one(&p, s, false).map_err(|e| AccountError::Under {
+                label: s.label(),
+                source: Box::new(e),
+            })
+        })
+        .collect::<Result<Vec<_>, AccountError>>();
     let requests = own.requests.clone();
     Ok((
         requests,
@@ -383,7 +393,7 @@ pub fn run(
     opts: &AccountOptions,
     env: &ReplayEnv,
     progress: &indicatif::ProgressBar,
-) -> Result<Account, String> {
+) -> Result<Account, AccountError> {
     strategy::parse_list(&opts.strategy)?;
     for s in &opts.whatif {
         strategy::parse_list(&s.strategy)?;
@@ -409,7 +419,7 @@ pub fn run(
         "adding up"
     });
     let tokenizer = Arc::new(Tokenizer::new(Encoding::O200kBase));
-    let replayed: Vec<Option<Result<Replayed, String>>> = loaded
+    let replayed: Vec<Option<Result<Replayed, AccountError>>> = loaded
         .par_iter()
         .enumerate()
         .map(|(i, l)| {
@@ -485,26 +495,26 @@ impl Tally {
         &mut self,
         i: usize,
         l: load::LoadedSession,
-        r: Result<Replayed, String>,
+        r: Result<Replayed, AccountError>,
         placed: &Placed,
         ids: &[String],
         sel: &select::Selection,
     ) {
         let (requests, runs) = match r {
             Ok(x) => x,
-            Err(message) => {
+            Err(e) => {
                 self.failures.push(Failure {
                     session: label(&l.files),
-                    message: locate::locate(&l, &message),
+                    message: locate::locate(&l, &e.to_string()),
                 });
                 return;
             }
         };
         match runs {
             Ok(runs) => add_whatif(&mut self.whatif, &runs, sel),
-            Err(message) => self.excluded.push(Failure {
+            Err(e) => self.excluded.push(Failure {
                 session: label(&l.files),
-                message: locate::locate(&l, &message),
+                message: locate::locate(&l, &e.to_string()),
             }),
         }
         self.files += l.files.files().len();

@@ -4,6 +4,8 @@
 //! harness's breakpoint layout and TTLs, plus the account's leading block when the timeline says
 //! it is alive.
 
+use super::AccountError;
+use crate::util::ScenarioError;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -62,8 +64,9 @@ pub fn prepare(
     t: &Transcript,
     env: &ReplayEnv,
     tokenizer: &Arc<Tokenizer>,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, AccountError> {
     crate::validate::prepare(t, &ImportOptions::default(), &env.caches, tokenizer)
+        .map_err(AccountError::from)
 }
 
 /// The outcome of one session under one setting.
@@ -94,13 +97,13 @@ pub enum LeadingBlock {
 /// The sessions of `p` with keep-alive pings `ka` on their waits (see [`with_keepalive`]), one
 /// per stream in `p`'s order. Every setting with the same keep-alive sends the same requests, so
 /// a caller builds these once per keep-alive and passes them to [`replay`] for each of them.
-pub fn keepalive_sessions(p: &Prepared, ka: Keepalive) -> Result<Vec<Session>, String> {
+pub fn keepalive_sessions(p: &Prepared, ka: Keepalive) -> Result<Vec<Session>, AccountError> {
     p.sessions
         .iter()
         .map(|session| {
             let sc = with_keepalive(&session.scenario, ka);
             Session::new(sc, &session.path, "", session.tokenizer.clone())
-                .map_err(|e| e.to_string())
+                .map_err(AccountError::from)
         })
         .collect()
 }
@@ -118,7 +121,7 @@ pub fn replay(
     env: &ReplayEnv,
     leading: LeadingBlock,
     break_threshold: f64,
-) -> Result<SessionRun, String> {
+) -> Result<SessionRun, AccountError> {
     let built;
     let pinged = match (setting.keepalive, pinged) {
         (Some(ka), None) => {
@@ -184,7 +187,7 @@ pub fn record(
     pinged: Option<&[Session]>,
     strategy: &dyn Strategy,
     env: &ReplayEnv,
-) -> Result<Recorded, String> {
+) -> Result<Recorded, AccountError> {
     let mut schedule = Schedule::new();
     let mut streams = Vec::with_capacity(p.imported.len());
     for (k, (imp, session)) in p.imported.iter().zip(&p.sessions).enumerate() {
@@ -193,7 +196,7 @@ pub fn record(
             stream: stream_name(imp),
             sent: Vec::new(),
         };
-        let replay = engine::replay(session, strategy, &mut rec, env).map_err(|e| e.to_string())?;
+        let replay = engine::replay(session, strategy, &mut rec, env)?;
         // A request's `index` is the number of rows before it; an unlogged request (sent and
         // cached, no row) shares it with the request after it. So a request has a row when no
         // later one has its index and that row exists.
@@ -283,7 +286,7 @@ impl Recorded {
         leading: LeadingBlock,
         break_threshold: f64,
         detail: bool,
-    ) -> Result<SessionRun, String> {
+    ) -> Result<SessionRun, AccountError> {
         let mut config = p.config.clone();
         config.anthropic.prefix_kept_warm = leading == LeadingBlock::KeptWarm;
         // A what-if TTL is every stream's class: the streams listed with the class their
@@ -309,14 +312,14 @@ impl Recorded {
             let mut answers = Vec::with_capacity(stream.len());
             let mut previous_prompt: Option<u64> = None;
             for (n, &(kind, output_tokens)) in stream.iter().enumerate() {
-                let o = next.next().ok_or("the schedule lost a request")?;
+                let o = next.next().ok_or(AccountError::LostRequest)?;
                 if let Some(why) = &o.rejected {
-                    return Err(format!(
-                        "{}: stream `{}`, request {}: {why}",
-                        session.path.display(),
-                        imp.stream,
-                        n + 1
-                    ));
+                    return Err(ScenarioError::new(
+                        &session.path,
+                        Some(format!("stream `{}`, request {}", imp.stream, n + 1)),
+                        why,
+                    )
+                    .into());
                 }
                 // A break as the engine tells it: fewer tokens read than the stream's previous
                 // prompt (pings and compaction requests included), with the cache's reason.

@@ -372,7 +372,7 @@ pub fn html(a: &Account, prices: &PriceTable, top: usize, chart_svg: &str) -> St
 }
 
 /// account.csv: one row per day × project × model.
-pub fn csv(a: &Account) -> Result<Vec<u8>, String> {
+pub fn csv(a: &Account) -> Result<Vec<u8>, super::AccountError> {
     use std::collections::BTreeMap;
     let mut groups: BTreeMap<(String, String, String), Totals> = BTreeMap::new();
     for s in &a.sessions {
@@ -391,7 +391,7 @@ pub fn csv(a: &Account) -> Result<Vec<u8>, String> {
         }
     }
     let mut w = csv::Writer::from_writer(Vec::new());
-    let err = |e: csv::Error| format!("cannot write CSV: {e}");
+    let err = |e: csv::Error| super::AccountError::Csv(e.to_string());
     w.write_record([
         "day",
         "project",
@@ -438,14 +438,15 @@ pub fn csv(a: &Account) -> Result<Vec<u8>, String> {
         ])
         .map_err(err)?;
     }
-    w.into_inner().map_err(|e| format!("cannot write CSV: {e}"))
+    w.into_inner()
+        .map_err(|e| super::AccountError::Csv(e.to_string()))
 }
 
 /// sessions.csv: one row per session, in timeline order, with the session that left the leading
 /// block alive at its start.
-pub fn sessions_csv(a: &Account) -> Result<Vec<u8>, String> {
+pub fn sessions_csv(a: &Account) -> Result<Vec<u8>, super::AccountError> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let err = |e: csv::Error| format!("cannot write CSV: {e}");
+    let err = |e: csv::Error| super::AccountError::Csv(e.to_string());
     w.write_record([
         "project",
         "session",
@@ -496,5 +497,6 @@ pub fn sessions_csv(a: &Account) -> Result<Vec<u8>, String> {
         ])
         .map_err(err)?;
     }
-    w.into_inner().map_err(|e| format!("cannot write CSV: {e}"))
+    w.into_inner()
+        .map_err(|e| super::AccountError::Csv(e.to_string()))
 }

@@ -2,6 +2,8 @@
 //! timestamps shifted so that the copies follow one another on one timeline, spread over
 //! projects as `~/.claude/projects` is (and Codex rollouts as `~/.codex/sessions` is).
 
+use super::AccountError;
+use crate::util::ScenarioError;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -81,23 +83,27 @@ pub fn first_timestamp(text: &str) -> Option<u64> {
 /// transcripts as `dir/projects/proj-P/<stem>-<k>.jsonl`, Codex rollouts (files whose first
 /// record is `session_meta`) as `dir/codex/YYYY/MM/DD/rollout-<k>.jsonl`. Session `k` starts at
 /// `start_ms + k × spacing`.
-pub fn write_account(dir: &Path, sources: &[PathBuf], layout: &Layout) -> Result<Written, String> {
+pub fn write_account(
+    dir: &Path,
+    sources: &[PathBuf],
+    layout: &Layout,
+) -> Result<Written, AccountError> {
     let texts = sources
         .iter()
         .map(|p| {
             let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
+                .map_err(|e| ScenarioError::new(p, None, format!("cannot read: {e}")))?;
             let first = first_timestamp(&text)
-                .ok_or_else(|| format!("{}: no timestamp in the transcript", p.display()))?;
+                .ok_or_else(|| ScenarioError::new(p, None, "no timestamp in the transcript"))?;
             let codex = text
                 .lines()
                 .next()
                 .is_some_and(|l| l.contains("\"session_meta\""));
             Ok((p.clone(), text, first, codex))
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, AccountError>>()?;
     if texts.is_empty() {
-        return Err("no source transcript given".into());
+        return Err(AccountError::NoSource);
     }
     let projects = dir.join("projects");
     let codex_root = dir.join("codex");
@@ -123,7 +129,7 @@ pub fn write_account(dir: &Path, sources: &[PathBuf], layout: &Layout) -> Result
         };
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
-                .map_err(|e| format!("{}: cannot create: {e}", parent.display()))?;
+                .map_err(|e| ScenarioError::new(parent, None, format!("cannot create: {e}")))?;
         }
         crate::export::write_atomic(&path, shifted.as_bytes())?;
         out.bytes += shifted.len() as u64;

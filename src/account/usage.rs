@@ -12,6 +12,8 @@
 //!   one for all sidechains: the importer's parent-chain split only changes per-stream billed
 //!   breaks, never a token or a dollar).
 
+use super::AccountError;
+use crate::util::ScenarioError;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -161,8 +163,9 @@ impl Streams {
 
 /// Calls `f` with every line of `path` (1-based number, bytes with the newline) through one
 /// reused buffer; returns the number of lines.
-fn each_line(path: &Path, mut f: impl FnMut(usize, &[u8])) -> Result<usize, String> {
-    let cannot = |e: std::io::Error| format!("{}: cannot read transcript: {e}", path.display());
+fn each_line(path: &Path, mut f: impl FnMut(usize, &[u8])) -> Result<usize, AccountError> {
+    let cannot =
+        |e: std::io::Error| ScenarioError::new(path, None, format!("cannot read transcript: {e}"));
     let file = std::fs::File::open(path).map_err(cannot)?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut line = Vec::new();
@@ -178,7 +181,7 @@ fn each_line(path: &Path, mut f: impl FnMut(usize, &[u8])) -> Result<usize, Stri
 }
 
 /// The billed requests of one Claude Code file (see the module doc).
-pub fn read(path: &Path) -> Result<Transcript, String> {
+pub fn read(path: &Path) -> Result<Transcript, AccountError> {
     let finder = memchr::memmem::Finder::new(b"\"usage\"");
     let mut streams = Streams::default();
     let n = each_line(path, |n, line| {
@@ -232,7 +235,7 @@ struct CodexPayload<'a> {
 /// previous one; timed by the first reply item since the previous request; the model of the
 /// latest `turn_context`). Only lines that can change the bill are parsed: `token_count` and
 /// `turn_context` records, and reply items while the request in progress has none yet.
-pub fn read_codex(path: &Path) -> Result<Transcript, String> {
+pub fn read_codex(path: &Path) -> Result<Transcript, AccountError> {
     let token_count = memchr::memmem::Finder::new(b"token_count");
     let turn_context = memchr::memmem::Finder::new(b"turn_context");
     let response_item = memchr::memmem::Finder::new(b"response_item");

@@ -14,7 +14,7 @@ use super::select::Selection;
 use super::SessionOutcome;
 
 /// How requests are grouped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     /// Per civil day in the zone.
     Daily,

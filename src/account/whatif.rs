@@ -64,19 +64,16 @@ pub fn grid(strategies: &[String], ttls: &[Ttl], keepalives: &[Option<Keepalive>
 }
 
 /// `5m` / `1h`.
-pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
+pub fn parse_ttl(s: &str) -> Result<Ttl, super::AccountError> {
     match s.trim() {
         "5m" => Ok(Ttl::FiveMinutes),
         "1h" => Ok(Ttl::OneHour),
-        other => Err(format!(
-            "unknown TTL `{other}`; Anthropic offers 5m and 1h, e.g. --what-if-ttl 5m,1h"
-        )),
+        other => Err(super::AccountError::Ttl(other.to_string())),
     }
 }
 
 /// `off` or a ping interval such as `4m30s`.
-pub fn parse_keepalive(s: &str, limit: Duration) -> Result<Option<Keepalive>, String> {
-    let every = crate::scenario::parse_keepalive(s.trim())
-        .map_err(|e| format!("--what-if-keepalive: {e}; e.g. --what-if-keepalive off,4m30s"))?;
+pub fn parse_keepalive(s: &str, limit: Duration) -> Result<Option<Keepalive>, super::AccountError> {
+    let every = crate::scenario::parse_keepalive(s.trim())?;
     Ok(every.map(|every| Keepalive { every, limit }))
 }

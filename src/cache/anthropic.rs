@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::common;
 use super::cursor::{same_name, Advance, ByName, Cursor, Streams};
-use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
+use super::{BreakReason, CacheError, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::{Level, Request, SegmentKind, Ttl};
 use crate::util::duration_str;
 
@@ -136,7 +136,7 @@ impl Default for BreakpointConfig {
 }
 
 impl super::Section for BreakpointConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), CacheError> {
         self.validate()
     }
 }
@@ -225,16 +225,17 @@ impl BreakpointConfig {
     }
 
     /// Checks what the API would reject: longer TTLs must come before shorter ones (A8).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), CacheError> {
         if self.layout == Layout::ClaudeCode && self.system_ttl < self.message_ttl {
-            return Err(format!(
-                "system_ttl {} is shorter than message_ttl {}: the API requires longer TTLs first",
-                self.system_ttl.as_str(),
-                self.message_ttl.as_str()
-            ));
+            return Err(CacheError::TtlOrder {
+                system: self.system_ttl.as_str(),
+                message: self.message_ttl.as_str(),
+            });
         }
         if self.max_breakpoints == 0 {
-            return Err("max_breakpoints must be at least 1".into());
+            return Err(CacheError::Zero {
+                key: "max_breakpoints",
+            });
         }
         Ok(())
     }

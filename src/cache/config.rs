@@ -25,20 +25,29 @@ use std::path::Path;
 
 pub use super::registry::CacheConfig;
 use super::registry::{self, REGISTRY};
+use super::CacheError;
+use crate::util::ScenarioError;
 
 impl CacheConfig {
     /// Parses a cache-config file's text; `origin` names it in errors.
-    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, String> {
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, CacheError> {
+        let file = Path::new(origin);
         let doc: toml::Table = text
             .parse()
-            .map_err(|e| format!("{origin}: invalid TOML: {e}"))?;
+            .map_err(|e| ScenarioError::new(file, None, format!("invalid TOML: {e}")))?;
         let mut cfg = CacheConfig::default();
         for (name, value) in &doc {
             let toml::Value::Table(t) = value else {
-                return Err(format!(
-                    "{origin}: `{name}` must be a table like [{name}]\n  hint: one table per cache model: {}",
+                return Err(ScenarioError::new(
+                    file,
+                    None,
+                    format!("`{name}` must be a table like [{name}]"),
+                )
+                .with_hint(format!(
+                    "one table per cache model: {}",
                     super::CACHE_NAMES.join(", ")
-                ));
+                ))
+                .into());
             };
             let Some(entry) = registry::entry(name).filter(|e| e.table) else {
                 let known: Vec<&str> = REGISTRY
@@ -46,29 +55,31 @@ impl CacheConfig {
                     .filter(|e| e.table)
                     .map(|e| e.name)
                     .collect();
-                return Err(format!(
-                    "{origin}: unknown cache model table [{name}]\n  hint: known: {}",
-                    known.join(", ")
-                ));
+                return Err(ScenarioError::new(
+                    file,
+                    None,
+                    format!("unknown cache model table [{name}]"),
+                )
+                .with_hint(format!("known: {}", known.join(", ")))
+                .into());
             };
             entry.overlay(&mut cfg, t).map_err(|e| {
-                format!(
-                    "{origin}: {e}\n  hint: see docs/cache-models.md for the keys of each model"
-                )
+                ScenarioError::new(file, None, e)
+                    .with_hint("see docs/cache-models.md for the keys of each model")
             })?;
         }
         for entry in REGISTRY {
             entry
                 .check(&cfg)
-                .map_err(|e| format!("{origin}: [{}]: {e}", entry.name))?;
+                .map_err(|e| ScenarioError::new(file, Some(format!("[{}]", entry.name)), e))?;
         }
         Ok(cfg)
     }
 
     /// Reads a cache-config file.
-    pub fn from_file(path: &Path) -> Result<Self, String> {
+    pub fn from_file(path: &Path) -> Result<Self, CacheError> {
         let text = crate::budget::read_text(path, "cache config")
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| ScenarioError::new(path, None, e))?;
         Self::from_toml_str(&text, &path.display().to_string())
     }
 }

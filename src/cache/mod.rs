@@ -10,6 +10,7 @@ mod common;
 pub mod config;
 mod cursor;
 pub mod deepseek;
+mod error;
 pub mod gemini;
 mod ideal;
 pub mod latency;
@@ -29,6 +30,7 @@ pub use anthropic::{BreakpointCache, BreakpointConfig, Layout};
 pub use common::{reasoning_tokens, work, REASONING_BASE};
 pub use config::CacheConfig;
 pub(crate) use cursor::{with_hint, SentHint};
+pub use error::CacheError;
 pub use ideal::IdealCache;
 pub use latency::{LatencyModel, LatencyTable};
 pub use openai::{AgeFrom, OpenAiCache, OpenAiConfig};
@@ -188,7 +190,7 @@ pub trait CacheModel: Send {
 pub const DEFAULT_CACHE: &str = "anthropic";
 
 /// Builds a fresh cache model by name with the documented default parameters.
-pub fn build(name: &str, prices: &PriceTable) -> Result<Box<dyn CacheModel>, String> {
+pub fn build(name: &str, prices: &PriceTable) -> Result<Box<dyn CacheModel>, CacheError> {
     build_with(name, prices, &CacheConfig::default())
 }
 
@@ -197,12 +199,11 @@ pub fn build_with(
     name: &str,
     prices: &PriceTable,
     config: &CacheConfig,
-) -> Result<Box<dyn CacheModel>, String> {
+) -> Result<Box<dyn CacheModel>, CacheError> {
     match registry::entry(name) {
         Some(entry) => entry.build(config, prices),
-        None => Err(format!(
-            "unknown cache model `{name}`; known models: {}",
-            CACHE_NAMES.join(", ")
-        )),
+        None => Err(CacheError::Unknown {
+            name: name.to_string(),
+        }),
     }
 }

@@ -78,9 +78,9 @@ impl Default for OpenAiConfig {
 }
 
 impl super::Section for OpenAiConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), super::CacheError> {
         if self.increment == 0 {
-            return Err("increment must be at least 1".into());
+            return Err(super::CacheError::Zero { key: "increment" });
         }
         Ok(())
     }

@@ -68,9 +68,9 @@ impl Default for PagedConfig {
 }
 
 impl super::Section for PagedConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), super::CacheError> {
         if self.block_size == 0 {
-            return Err("block_size must be at least 1".into());
+            return Err(super::CacheError::Zero { key: "block_size" });
         }
         Ok(())
     }

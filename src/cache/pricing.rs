@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use super::CacheOutcome;
+use super::{CacheError, CacheOutcome};
+use crate::util::ScenarioError;
 
 const BUNDLED: &str = include_str!("../../data/pricing.toml");
 
@@ -73,7 +74,7 @@ fn default_write_1h() -> f64 {
 impl ModelPrice {
     /// A model priced on the command line (`--price input=3,output=15`); cache multipliers
     /// default to the Anthropic ones (writes 1.25x / 2x, reads 0.1x) unless given.
-    pub fn from_spec(spec: &str) -> Result<ModelPrice, String> {
+    pub fn from_spec(spec: &str) -> Result<ModelPrice, CacheError> {
         let hint = "write --price input=USD,output=USD[,write_5m=X,write_1h=X,read=X,min_cacheable=N,context_window=N,provider=NAME] (USD per million tokens; multipliers of the input price)";
         let mut m = ModelPrice {
             name: "--price".to_string(),
@@ -94,24 +95,33 @@ impl ModelPrice {
             note: String::new(),
         };
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (key, value) = part.split_once('=').ok_or_else(|| {
-                format!("--price `{spec}`: `{part}` is not KEY=VALUE\n  hint: {hint}")
-            })?;
+            let bad = |message: String, hint: Option<&'static str>| CacheError::Spec {
+                spec: spec.to_string(),
+                message,
+                hint,
+            };
+            let (key, value) = part
+                .split_once('=')
+                .ok_or_else(|| bad(format!("`{part}` is not KEY=VALUE"), Some(hint)))?;
             let (key, value) = (key.trim(), value.trim());
-            let num = || -> Result<f64, String> {
-                let v: f64 = value.parse().map_err(|_| {
-                    format!("--price `{spec}`: `{key}`: `{value}` is not a number\n  hint: {hint}")
-                })?;
+            let num = || -> Result<f64, CacheError> {
+                let v: f64 = value
+                    .parse()
+                    .map_err(|_| bad(format!("`{key}`: `{value}` is not a number"), Some(hint)))?;
                 if !v.is_finite() || v < 0.0 {
-                    return Err(format!(
-                        "--price `{spec}`: `{key}` must be a finite number of at least 0, not `{value}`"
+                    return Err(bad(
+                        format!("`{key}` must be a finite number of at least 0, not `{value}`"),
+                        None,
                     ));
                 }
                 Ok(v)
             };
-            let count = || -> Result<u64, String> {
+            let count = || -> Result<u64, CacheError> {
                 value.parse().map_err(|_| {
-                    format!("--price `{spec}`: `{key}`: `{value}` is not a whole number of tokens")
+                    bad(
+                        format!("`{key}`: `{value}` is not a whole number of tokens"),
+                        None,
+                    )
                 })
             };
             match key {
@@ -124,36 +134,41 @@ impl ModelPrice {
                 "context_window" | "context" => m.context_window = Some(count()?),
                 "provider" => m.provider = value.to_string(),
                 other => {
-                    return Err(format!(
-                        "--price `{spec}`: unknown key `{other}`{}\n  hint: {hint}",
-                        did_you_mean(
-                            other,
-                            [
-                                "input",
-                                "output",
-                                "write_5m",
-                                "write_1h",
-                                "read",
-                                "min_cacheable",
-                                "context_window",
-                                "provider"
-                            ]
-                        )
+                    return Err(bad(
+                        format!(
+                            "unknown key `{other}`{}",
+                            did_you_mean(
+                                other,
+                                [
+                                    "input",
+                                    "output",
+                                    "write_5m",
+                                    "write_1h",
+                                    "read",
+                                    "min_cacheable",
+                                    "context_window",
+                                    "provider"
+                                ]
+                            )
+                        ),
+                        Some(hint),
                     ))
                 }
             }
         }
         if m.input.is_nan() || m.output.is_nan() {
-            return Err(format!(
-                "--price `{spec}`: both `input` and `output` are required\n  hint: {hint}"
-            ));
+            return Err(CacheError::Spec {
+                spec: spec.to_string(),
+                message: "both `input` and `output` are required".to_string(),
+                hint: Some(hint),
+            });
         }
         Ok(m)
     }
 
     /// Every price and multiplier is a finite number of at least 0 (an infinite or NaN price
     /// would make every cost meaningless, and a negative one would reward cache misses).
-    fn check_finite(&self) -> Result<(), String> {
+    fn check_finite(&self) -> Result<(), CacheError> {
         for (key, v) in [
             ("input", self.input),
             ("output", self.output),
@@ -163,15 +178,11 @@ impl ModelPrice {
             ("storage_per_mtok_hour", self.storage_per_mtok_hour),
         ] {
             if !v.is_finite() || v < 0.0 {
-                return Err(format!(
-                    "`{key}` is {v}; prices and multipliers must be finite numbers of at least 0"
-                ));
+                return Err(CacheError::NotFinite { key, value: v });
             }
         }
         if self.context_window == Some(0) {
-            return Err(
-                "`context_window` is 0; give the model's limit in tokens or leave it out".into(),
-            );
+            return Err(CacheError::NoContext);
         }
         Ok(())
     }
@@ -289,27 +300,24 @@ impl PriceTable {
     }
 
     /// Adds or replaces models from a user file.
-    pub fn merge_file(&mut self, path: &Path) -> Result<(), String> {
+    pub fn merge_file(&mut self, path: &Path) -> Result<(), CacheError> {
         // Size-capped like every input file, so `--pricing /dev/zero` is an error, not a hang.
         let text = crate::budget::read_text(path, "pricing file")
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| ScenarioError::new(path, None, e))?;
         self.merge_str(&text, path)
     }
 
     /// Adds or replaces models from the text of a pricing file; nothing changes on an error.
-    pub fn merge_str(&mut self, text: &str, path: &Path) -> Result<(), String> {
+    pub fn merge_str(&mut self, text: &str, path: &Path) -> Result<(), CacheError> {
         let file: TableFile = toml::from_str(text).map_err(|e| {
-            format!(
-                "{}: invalid pricing file: {e}\n  hint: each [[models]] entry needs name, provider, input, output, write_5m, read (see docs/pricing.md)",
-                path.display()
+            ScenarioError::new(path, None, format!("invalid pricing file: {e}")).with_hint(
+                "each [[models]] entry needs name, provider, input, output, write_5m, read (see docs/pricing.md)",
             )
         })?;
         for (i, m) in file.models.iter().enumerate() {
             m.check_finite().map_err(|e| {
-                format!(
-                    "{}: models[{i}] (`{}`): {e}\n  hint: prices are USD per million tokens, multipliers a factor of `input` (see docs/pricing.md)",
-                    path.display(),
-                    m.name
+                ScenarioError::new(path, Some(format!("models[{i}] (`{}`)", m.name)), e).with_hint(
+                    "prices are USD per million tokens, multipliers a factor of `input` (see docs/pricing.md)",
                 )
             })?;
         }
@@ -513,7 +521,8 @@ mod tests {
             let mut t = PriceTable::bundled();
             let e = t
                 .merge_str(&base.replace(from, to), Path::new("p.toml"))
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.starts_with("p.toml: models[0] (`x`): ") && e.contains(key),
                 "{e}"

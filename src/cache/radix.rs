@@ -65,9 +65,9 @@ impl Default for RadixConfig {
 }
 
 impl super::Section for RadixConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), super::CacheError> {
         if self.page_size == 0 {
-            return Err("page_size must be at least 1".into());
+            return Err(super::CacheError::Zero { key: "page_size" });
         }
         Ok(())
     }

@@ -20,7 +20,7 @@ use super::openai::{OpenAiCache, OpenAiConfig};
 use super::paged::{PagedCache, PagedConfig};
 use super::radix::{RadixCache, RadixConfig};
 use super::unit_prefix::UnitPrefixConfig;
-use super::{deepseek, CacheModel, PriceTable};
+use super::{deepseek, CacheError, CacheModel, PriceTable};
 
 /// What a model's parameter type offers the registry: a `[name]` table of a cache-config file
 /// (serde, keys left out keep the defaults) and a check of values no cache could work with.
@@ -29,7 +29,7 @@ pub trait Section: Clone + PartialEq + fmt::Debug + Serialize + DeserializeOwned
     const TABLE: bool = true;
 
     /// Checks values no cache could work with.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), CacheError> {
         Ok(())
     }
 }
@@ -41,7 +41,7 @@ impl Section for () {
 
 /// Builds a fresh cache model under a name from its section of the parameters.
 type Constructor =
-    fn(&'static str, &CacheConfig, &PriceTable) -> Result<Box<dyn CacheModel>, String>;
+    fn(&'static str, &CacheConfig, &PriceTable) -> Result<Box<dyn CacheModel>, CacheError>;
 
 /// One registered cache model.
 pub struct CacheEntry {
@@ -54,9 +54,9 @@ pub struct CacheEntry {
     /// Builds a fresh model from its section of the parameters (checked first).
     build: Constructor,
     /// Lays the keys of a `[name]` table over the model's section.
-    overlay: fn(&mut CacheConfig, &toml::Table) -> Result<(), String>,
+    overlay: fn(&mut CacheConfig, &toml::Table) -> Result<(), CacheError>,
     /// Checks the model's section.
-    check: fn(&CacheConfig) -> Result<(), String>,
+    check: fn(&CacheConfig) -> Result<(), CacheError>,
 }
 
 impl fmt::Debug for CacheEntry {
@@ -74,17 +74,17 @@ impl CacheEntry {
         &self,
         config: &CacheConfig,
         prices: &PriceTable,
-    ) -> Result<Box<dyn CacheModel>, String> {
+    ) -> Result<Box<dyn CacheModel>, CacheError> {
         (self.build)(self.name, config, prices)
     }
 
     /// Lays a `[name]` table over the model's section of `config`.
-    pub fn overlay(&self, config: &mut CacheConfig, table: &toml::Table) -> Result<(), String> {
+    pub fn overlay(&self, config: &mut CacheConfig, table: &toml::Table) -> Result<(), CacheError> {
         (self.overlay)(config, table)
     }
 
     /// Checks the model's section of `config`.
-    pub fn check(&self, config: &CacheConfig) -> Result<(), String> {
+    pub fn check(&self, config: &CacheConfig) -> Result<(), CacheError> {
         (self.check)(config)
     }
 }
@@ -99,13 +99,19 @@ fn overlay<T: Serialize + DeserializeOwned>(
     base: &T,
     table: &toml::Table,
     section: &str,
-) -> Result<T, String> {
-    let mut merged = toml::Table::try_from(base)
-        .map_err(|e| format!("[{section}]: cannot represent defaults: {e}"))?;
+) -> Result<T, CacheError> {
+    let fail = |reason: String| CacheError::Section {
+        section: section.to_string(),
+        reason,
+    };
+    let mut merged =
+        toml::Table::try_from(base).map_err(|e| fail(format!("cannot represent defaults: {e}")))?;
     for (k, v) in table {
         merged.insert(k.clone(), v.clone());
     }
-    merged.try_into().map_err(|e| format!("[{section}]: {e}"))
+    merged
+        .try_into()
+        .map_err(|e: toml::de::Error| fail(e.to_string()))
 }
 
 /// Declares [`CacheConfig`] (one field per model), [`REGISTRY`] and [`CACHE_NAMES`] from one
@@ -135,7 +141,7 @@ macro_rules! cache_registry {
                 table: <$ty as Section>::TABLE,
                 build: |name, config, prices| {
                     let c = &config.$field;
-                    c.check().map_err(|e| format!("cache model `{name}`: {e}"))?;
+                    c.check().map_err(|e| CacheError::Model { name, source: Box::new(e) })?;
                     let make: fn(&'static str, &$ty, &PriceTable) -> Box<dyn CacheModel> = $build;
                     Ok(make(name, c, prices))
                 },

@@ -60,16 +60,16 @@ impl Default for UnitPrefixConfig {
 
 impl UnitPrefixConfig {
     /// Checks values no cache could work with.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), super::CacheError> {
         if self.unit == 0 {
-            return Err("unit must be at least 1".into());
+            return Err(super::CacheError::Zero { key: "unit" });
         }
         Ok(())
     }
 }
 
 impl super::Section for UnitPrefixConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), super::CacheError> {
         self.validate()
     }
 }

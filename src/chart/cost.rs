@@ -1,6 +1,7 @@
 //! Cost per session, one stacked bar per strategy: uncached input, cache writes (5 m / 1 h
 //! under Anthropic, one class elsewhere), cache reads, output and explicit cache storage.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -26,12 +27,12 @@ pub struct CostChart {
 }
 
 /// The cost chart of `group`, priced with `prices`; fails when a model has no price.
-pub fn chart(group: &Group<'_>, prices: &PriceTable) -> Result<CostChart, String> {
+pub fn chart(group: &Group<'_>, prices: &PriceTable) -> Result<CostChart, ChartError> {
     let bars = group
         .replays
         .iter()
         .map(|r| Ok((r.strategy.clone(), cost_split(&r.rows, prices)?)))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, ChartError>>()?;
     Ok(CostChart {
         title: format!(
             "Cost per session - {} ({} cache)",
@@ -52,7 +53,7 @@ pub fn parts_used(bars: &[(String, CostSplit)]) -> Vec<usize> {
 impl Draw for CostChart {
     /// Horizontal bars, one per strategy, names left-aligned on the left: names never collide
     /// however many strategies there are.
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {

@@ -1,6 +1,7 @@
 //! What the charts and the report draw, computed from a run: groups of replays, the cost split,
 //! the mode timeline and the cache breaks.
 
+use super::ChartError;
 use crate::cache::{BreakReason, PriceTable};
 use crate::engine::{Replay, RunReport};
 use crate::metrics::RequestRow;
@@ -124,7 +125,7 @@ pub fn has_ttl_classes(cache: &str) -> bool {
 /// up to the rows' `cost_usd`. Caches whose provider charges nothing extra for writes bill written
 /// tokens at the base input price; they still show as writes. Storage (the one term of the
 /// bill the rows carry no tokens for) is what remains of `cost_usd` after the other parts.
-pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit, String> {
+pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit, ChartError> {
     let mut s = CostSplit {
         ttl_classes: rows.first().is_none_or(|r| has_ttl_classes(&r.cache)),
         ..CostSplit::default()
@@ -144,11 +145,11 @@ pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit,
             Some(p) if charged => (p.write_5m, p.write_1h),
             _ => (1.0, 1.0),
         };
-        let p = prices.get(&r.model).ok_or_else(|| {
-            format!(
-                "model `{}` (request {} of {} / {}) is not in the pricing table\n  hint: pass the --pricing file the run used",
-                r.model, r.request, r.scenario, r.strategy
-            )
+        let p = prices.get(&r.model).ok_or_else(|| ChartError::Unpriced {
+            model: r.model.clone(),
+            request: r.request,
+            scenario: r.scenario.clone(),
+            strategy: r.strategy.clone(),
         })?;
         let per_token = p.input / 1_000_000.0;
         let plain = r.recomputed_tokens.saturating_sub(r.cache_write_tokens);

@@ -2,6 +2,7 @@
 //! (green) or loses to (red) strategy B, with the break-even boundary drawn between cells whose
 //! winner differs.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -42,7 +43,7 @@ impl Heatmap {
         chart: &mut Grid<'_, DB>,
         scale: f64,
         (cell_w, cell_h): (f64, f64),
-    ) -> Result<(), String>
+    ) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -85,7 +86,10 @@ impl Heatmap {
     }
 
     /// The break-even boundary: a line between neighbours whose winner differs.
-    fn draw_break_even<DB: DrawingBackend>(&self, chart: &mut Grid<'_, DB>) -> Result<(), String>
+    fn draw_break_even<DB: DrawingBackend>(
+        &self,
+        chart: &mut Grid<'_, DB>,
+    ) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -134,17 +138,17 @@ pub fn heatmaps(
     sweep: &Sweep,
     header: &[String],
     rows: &[Vec<String>],
-) -> Result<Vec<Heatmap>, String> {
+) -> Result<Vec<Heatmap>, ChartError> {
     let Some(c) = &sweep.compare else {
         return Ok(Vec::new());
     };
     let (metric_col, higher_better) =
-        metric_column(&c.metric).ok_or_else(|| format!("unknown metric `{}`", c.metric))?;
+        metric_column(&c.metric).ok_or_else(|| ChartError::UnknownMetric(c.metric.clone()))?;
     let col = |name: &str| {
         header
             .iter()
             .position(|h| h == name)
-            .ok_or_else(|| format!("the sweep CSV has no column `{name}`\n  hint: merge and render shards of the same sweep file"))
+            .ok_or_else(|| ChartError::NoColumn(name.to_string()))
     };
     let (xi, yi, si, mi) = (col(&c.x)?, col(&c.y)?, col("strategy")?, col(metric_col)?);
     let axis_labels = |name: &str| -> Vec<String> {
@@ -178,12 +182,11 @@ pub fn heatmaps(
             facets.push(f);
         }
     }
-    let value = |r: &Vec<String>| -> Result<f64, String> {
-        r[mi].parse::<f64>().map_err(|_| {
-            format!(
-                "point {}: `{metric_col}` = `{}` is not a number",
-                r[0], r[mi]
-            )
+    let value = |r: &Vec<String>| -> Result<f64, ChartError> {
+        r[mi].parse::<f64>().map_err(|_| ChartError::NotNumber {
+            point: r[0].clone(),
+            column: metric_col.to_string(),
+            value: r[mi].clone(),
         })
     };
     let mut out = Vec::new();
@@ -278,7 +281,7 @@ type Grid<'a, DB> = ChartContext<
 >;
 
 impl Draw for Heatmap {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -363,7 +366,7 @@ impl Heatmap {
         area: &DrawingArea<DB, Shift>,
         scale: f64,
         top: u32,
-    ) -> Result<(), String>
+    ) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {

@@ -7,6 +7,7 @@
 
 pub mod cost;
 pub mod data;
+mod error;
 pub mod font;
 pub mod heatmap;
 pub mod hit_rate;
@@ -23,6 +24,7 @@ use std::path::Path;
 use crate::cache::PriceTable;
 use crate::export::write_atomic;
 
+pub use error::ChartError;
 pub use style::{png, svg, Draw, SIZE};
 
 /// One rendered chart: its file stem (inside `charts/`) and its SVG text.
@@ -41,14 +43,14 @@ pub fn render_group(
     group: &data::Group<'_>,
     prices: &PriceTable,
     dir: Option<&Path>,
-) -> Result<Vec<Rendered>, String> {
+) -> Result<Vec<Rendered>, ChartError> {
     let stem = group.stem();
     let mut out = Vec::new();
     let mut emit = |kind: &str,
                     title: &str,
                     svg_text: String,
-                    png_fn: &dyn Fn(&Path) -> Result<(), String>|
-     -> Result<(), String> {
+                    png_fn: &dyn Fn(&Path) -> Result<(), ChartError>|
+     -> Result<(), ChartError> {
         let name = format!("{stem}-{kind}");
         if let Some(dir) = dir {
             write_atomic(&dir.join(format!("{name}.svg")), svg_text.as_bytes())?;

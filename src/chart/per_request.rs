@@ -2,6 +2,7 @@
 //! reason, and the mode timeline from the reference machine's trace underneath, so a break lines
 //! up with the mode switch that caused it.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -311,7 +312,7 @@ pub fn x_label_count(n: usize, plot_width: f64) -> usize {
 }
 
 impl Draw for PerRequest {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -382,7 +383,7 @@ impl PerRequest {
         chart: &mut Plot<'_, DB>,
         groups: &[(usize, Vec<usize>)],
         n: usize,
-    ) -> Result<(), String>
+    ) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -469,7 +470,7 @@ impl PerRequest {
         chart: &Plot<'_, DB>,
         groups: &[(usize, Vec<usize>)],
         n: usize,
-    ) -> Result<usize, String>
+    ) -> Result<usize, ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -566,7 +567,7 @@ impl PerRequest {
         area: &DrawingArea<DB, Shift>,
         groups: &[(usize, Vec<usize>)],
         dropped: usize,
-    ) -> Result<(), String>
+    ) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -671,7 +672,7 @@ impl PerRequest {
         x_range: std::ops::Range<f64>,
         plot_left: f64,
         plot_width: f64,
-    ) -> Result<(), String>
+    ) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -703,7 +704,7 @@ impl PerRequest {
         chart: &mut Plot<'_, DB>,
         spans: &[(usize, usize, Phase)],
         px_per_request: f64,
-    ) -> Result<(), String>
+    ) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -752,7 +753,7 @@ impl PerRequest {
         chart: &mut Plot<'_, DB>,
         px_per_request: f64,
         plot_left: f64,
-    ) -> Result<(), String>
+    ) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -821,7 +822,7 @@ fn draw_spans<DB: DrawingBackend>(
     spans: &[(usize, usize, Phase)],
     runs: &[Run],
     n: usize,
-) -> Result<(), String>
+) -> Result<(), ChartError>
 where
     DB::ErrorType: 'static,
 {
@@ -853,7 +854,7 @@ fn draw_burst_labels<DB: DrawingBackend>(
     chart: &mut Plot<'_, DB>,
     runs: &[Run],
     px_per_request: f64,
-) -> Result<(), String>
+) -> Result<(), ChartError>
 where
     DB::ErrorType: 'static,
 {

@@ -2,6 +2,7 @@
 //! (for a pull request), each with a verdict computed from the data, a summary table, the cache
 //! breaks explained, the decision trace and the state machine with the transitions taken.
 
+use super::ChartError;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -23,7 +24,10 @@ pub struct Section<'a> {
 }
 
 /// Builds the sections of a run (no charts).
-pub fn sections<'a>(run: &'a RunReport, prices: &PriceTable) -> Result<Vec<Section<'a>>, String> {
+pub fn sections<'a>(
+    run: &'a RunReport,
+    prices: &PriceTable,
+) -> Result<Vec<Section<'a>>, ChartError> {
     data::groups(run)
         .into_iter()
         .map(|group| {
@@ -207,7 +211,7 @@ pub fn write(
     run: &RunReport,
     prices: &PriceTable,
     strategies: &[Box<dyn Strategy>],
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let sections = sections(run, prices)?;
     let chart_dir = dir.join("charts");
     // Each section's charts are independent files: rendered in parallel, kept in section order.
@@ -216,7 +220,7 @@ pub fn write(
         sections
             .par_iter()
             .map(|s| render_group(&s.group, prices, Some(&chart_dir)))
-            .collect::<Result<Vec<_>, String>>()?
+            .collect::<Result<Vec<_>, ChartError>>()?
     };
     export::write_all(dir, run, &[Box::new(RequestsCsv), Box::new(SummaryCsv)])?;
     write_atomic(

@@ -7,6 +7,7 @@ use plotters::prelude::*;
 
 use super::data::Phase;
 use super::font::{self, FAMILY};
+use super::ChartError;
 use crate::plan_mode::Mode;
 
 /// Pixel size of every chart.
@@ -86,7 +87,7 @@ pub fn legend_height(entries: &[(String, RGBColor, bool)]) -> i32 {
 pub fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(String, RGBColor, bool)],
-) -> Result<(), String>
+) -> Result<(), ChartError>
 where
     DB::ErrorType: 'static,
 {
@@ -120,20 +121,20 @@ where
 }
 
 /// Maps any plotters error to a message.
-pub fn err<E: std::fmt::Display>(e: E) -> String {
-    format!("cannot draw chart: {e}")
+pub fn err<E: std::fmt::Display>(e: E) -> ChartError {
+    ChartError::Draw(e.to_string())
 }
 
 /// Something that draws itself on any plotters backend.
 pub trait Draw {
     /// Draws the chart on `root`, which it fills entirely.
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>
     where
         DB::ErrorType: 'static;
 }
 
 /// Renders to an SVG document.
-pub fn svg<D: Draw>(chart: &D) -> Result<String, String> {
+pub fn svg<D: Draw>(chart: &D) -> Result<String, ChartError> {
     font::register();
     let mut out = String::new();
     {
@@ -145,7 +146,7 @@ pub fn svg<D: Draw>(chart: &D) -> Result<String, String> {
 }
 
 /// Renders to a PNG file through a temporary file and a rename.
-pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), String> {
+pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), ChartError> {
     font::register();
     let (w, h) = SIZE;
     let mut pixels = vec![0u8; (w * h * 3) as usize];
@@ -156,11 +157,15 @@ pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), String> {
         chart.draw(&root)?;
         root.present().map_err(err)?;
     }
-    let bytes = encode_png(&pixels, w, h).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = encode_png(&pixels, w, h).map_err(|e| ChartError::PngFile {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
     // Written as plotters wrote it: a temporary file renamed into place, no sync of its own.
     crate::export::write_atomic_with(path, |tmp| {
         std::fs::write(tmp, &bytes).map_err(|e| format!("{}: {e}", tmp.display()))
-    })
+    })?;
+    Ok(())
 }
 
 /// Encodes 8-bit RGB pixels as PNG. plotters saves through `image`, whose encoder (fast deflate)
@@ -168,7 +173,7 @@ pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), String> {
 /// filter, Paeth, encodes in two thirds of the time for files 5% larger (measured over
 /// `results/report/charts`: 2.7 against 4.1 ms and 116 against 111 KB per chart; `Sub` was
 /// 2.2 ms but 173 KB). The pixels are the same; only the compressed bytes differ.
-pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
+pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, ChartError> {
     let mut out = Vec::new();
     {
         let mut enc = ::png::Encoder::new(&mut out, width, height);
@@ -177,11 +182,9 @@ pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String
         enc.set_compression(::png::Compression::Fast);
         enc.set_filter(::png::FilterType::Paeth);
         enc.set_adaptive_filter(::png::AdaptiveFilterType::NonAdaptive);
-        let mut writer = enc.write_header().map_err(|e| format!("PNG: {e}"))?;
-        writer
-            .write_image_data(rgb)
-            .map_err(|e| format!("PNG: {e}"))?;
-        writer.finish().map_err(|e| format!("PNG: {e}"))?;
+        let mut writer = enc.write_header()?;
+        writer.write_image_data(rgb)?;
+        writer.finish()?;
     }
     Ok(out)
 }
@@ -211,7 +214,7 @@ mod tests {
     struct Sample;
 
     impl Draw for Sample {
-        fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+        fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>
         where
             DB::ErrorType: 'static,
         {

@@ -10,11 +10,11 @@ use clap::Args;
 
 use super::common::cache_list;
 use super::CliError;
-use crate::account::select::Selection;
-use crate::account::views::View;
-use crate::account::{self, whatif, AccountOptions, Sharing};
-use crate::export::{write_atomic, OutputDir};
-use crate::import::discover;
+use plancache::account::select::Selection;
+use plancache::account::views::View;
+use plancache::account::{self, whatif, AccountOptions, Sharing};
+use plancache::export::{write_atomic, OutputDir};
+use plancache::import::discover;
 
 /// Replay every session under a Claude Code projects folder (and/or a Codex sessions folder) on
 /// one account timeline: cost, tokens, hit rate and breaks by day, project and model, billed
@@ -77,10 +77,10 @@ pub struct AccountArgs {
     #[arg(long, value_name = "STRATEGY", default_value = "permission-mode")]
     pub strategy: String,
     /// Cache model for Claude Code sessions (Codex sessions use `openai`).
-    #[arg(long, value_name = "CACHE", default_value = crate::cache::DEFAULT_CACHE)]
+    #[arg(long, value_name = "CACHE", default_value = plancache::cache::DEFAULT_CACHE)]
     pub cache: String,
     /// How sessions share the account's leading tools/system block.
-    #[arg(long, value_enum, default_value = "timeline")]
+    #[arg(long, value_parser = super::values::parser::<super::values::Sharing, Sharing>(), default_value = "timeline")]
     pub shared_prefix: Sharing,
     /// What-if strategies (comma-separated, or `all`); `none` skips the what-if.
     /// (`--strategies` is the old spelling.)
@@ -147,7 +147,7 @@ fn settings(args: &AccountArgs) -> Result<Vec<account::Setting>, CliError> {
     if args.strategies.trim() == "none" {
         return Ok(Vec::new());
     }
-    let strategies: Vec<String> = crate::strategy::parse_list(&args.strategies)
+    let strategies: Vec<String> = plancache::strategy::parse_list(&args.strategies)
         .map_err(CliError::input)?
         .iter()
         .map(|s| s.name().to_string())
@@ -300,7 +300,7 @@ pub fn run(args: AccountArgs) -> Result<(), CliError> {
 fn sessions(
     args: &AccountArgs,
     paths: Vec<PathBuf>,
-) -> Result<Vec<crate::import::discover::SessionFiles>, CliError> {
+) -> Result<Vec<plancache::import::discover::SessionFiles>, CliError> {
     let dirs = if paths.is_empty() {
         default_dirs()?
     } else {
@@ -343,12 +343,12 @@ fn progress_bar() -> indicatif::ProgressBar {
 fn write_report(
     dir: &Path,
     a: &account::Account,
-    prices: &crate::cache::PriceTable,
+    prices: &plancache::cache::PriceTable,
     top: usize,
 ) -> Result<(), CliError> {
     let md = account::report::markdown(a, prices, top);
     let by_day = account::report::cost_by_day(a);
-    let chart = crate::chart::svg(&by_day).map_err(CliError::input)?;
+    let chart = plancache::chart::svg(&by_day).map_err(CliError::input)?;
     let html = account::report::html(a, prices, top, &chart);
     let csv = account::report::csv(a).map_err(CliError::input)?;
     let sessions_csv = account::report::sessions_csv(a).map_err(CliError::input)?;
@@ -359,7 +359,7 @@ fn write_report(
     write_atomic(&at("account.csv"), &csv).map_err(CliError::input)?;
     write_atomic(&at("sessions.csv"), &sessions_csv).map_err(CliError::input)?;
     write_atomic(&at("cost-by-day.svg"), chart.as_bytes()).map_err(CliError::input)?;
-    crate::chart::png(&by_day, &at("cost-by-day.png")).map_err(CliError::input)?;
+    plancache::chart::png(&by_day, &at("cost-by-day.png")).map_err(CliError::input)?;
     out.commit().map_err(CliError::input)?;
     eprintln!("wrote {}", dir.display());
     Ok(())

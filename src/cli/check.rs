@@ -7,12 +7,12 @@ use clap::Args;
 
 use super::common::{check_models, context_overruns, load_sessions, noop_notes, scenario_paths};
 use super::CliError;
-use crate::cache::{self, anthropic, CacheModel, CacheOutcome};
-use crate::engine::{self, ReplayEnv};
-use crate::plan_mode::{assess_plan, GrantSet, PlanInput, PlanPolicy};
-use crate::prompt::Request;
-use crate::scenario::{Scenario, Session, Step};
-use crate::strategy;
+use plancache::cache::{self, anthropic, CacheModel, CacheOutcome};
+use plancache::engine::{self, ReplayEnv};
+use plancache::plan_mode::{assess_plan, GrantSet, PlanInput, PlanPolicy};
+use plancache::prompt::Request;
+use plancache::scenario::{Scenario, Session, Step};
+use plancache::strategy;
 
 /// Validate scenarios against the reference plan-mode state machine and the cross-strategy
 /// equivalence, printing the decision trace.
@@ -85,7 +85,7 @@ pub fn check(args: CheckArgs) -> Result<(), CliError> {
                     for line in layout_lines(session, &env) {
                         println!("  warning: {line}");
                     }
-                    if let Some(w) = crate::cache::anthropic::mixed_ttl_warning(
+                    if let Some(w) = plancache::cache::anthropic::mixed_ttl_warning(
                         session.scenario.cache_marks(),
                         &env.caches.anthropic,
                     ) {

@@ -2,65 +2,19 @@
 
 use std::path::{Path, PathBuf};
 
-pub use crate::export::target::{Output, OutputKind};
-use std::sync::Arc;
+pub use plancache::export::target::{Output, OutputKind};
 
 use super::CliError;
-use crate::cache::pricing::did_you_mean;
-use crate::cache::{CacheConfig, ModelPrice, PriceTable};
-use crate::prompt::Tokenizer;
-use crate::scenario::params::Overrides;
-use crate::scenario::Session;
+use plancache::cache::pricing::did_you_mean;
+use plancache::cache::{CacheConfig, ModelPrice, PriceTable};
+use plancache::scenario::files::{scenario_text, Loader};
+use plancache::scenario::params::Overrides;
+use plancache::scenario::Session;
 
 /// The scenario files named on the command line (directories expand to their `*.toml`), or every
 /// file in `./scenarios` when none is named.
 pub fn scenario_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
-    let inputs: Vec<PathBuf> = if args.is_empty() {
-        let dir = Path::new("scenarios");
-        if !dir.is_dir() {
-            return Err(CliError::input(
-                "no scenario given and ./scenarios does not exist\n  hint: name scenario files (`plancache run my-session.toml`); `plancache generate --out session.toml` writes one, `plancache import claude-code TRANSCRIPT` turns a real session into one",
-            ));
-        }
-        vec![dir.to_path_buf()]
-    } else {
-        args.to_vec()
-    };
-    let mut out = Vec::new();
-    for input in inputs {
-        if input.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&input)
-                .map_err(|e| CliError::input(format!("{}: cannot list: {e}", input.display())))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-                .collect();
-            files.sort();
-            if files.is_empty() {
-                return Err(CliError::input(format!(
-                    "{}: no *.toml scenario files in this directory",
-                    input.display()
-                )));
-            }
-            out.extend(files);
-        } else {
-            out.push(input);
-        }
-    }
-    Ok(out)
-}
-
-/// A scenario file's text.
-fn scenario_text(path: &Path) -> Result<String, CliError> {
-    match crate::budget::read_text(path, "scenario") {
-        Ok(text) => Ok(text),
-        // Within the size limit but not UTF-8: the full reader says where.
-        Err(e) if e.contains("not UTF-8") => crate::scenario::messages::read_text(path)
-            .map_err(|utf8| CliError::input(format!("{}: {utf8}", path.display()))),
-        Err(e) => Err(CliError::input(format!(
-            "{}: {e}\n  hint: check the path; with no argument plancache reads scenarios/*.toml",
-            path.display()
-        ))),
-    }
+    Ok(plancache::scenario::scenario_paths(args)?)
 }
 
 /// Loads every scenario; text content is tokenized with one shared, lazily loaded tokenizer per
@@ -75,8 +29,7 @@ pub fn load_sessions_with(
     paths: &[PathBuf],
     overrides: &Overrides,
 ) -> Result<Vec<Session>, CliError> {
-    let mut tokenizers: Vec<Arc<Tokenizer>> = Vec::new();
-    let mut sessions = Vec::new();
+    let mut loader = Loader::default();
     for path in paths {
         // A raw API request log stands for the scenario of each of its streams.
         let texts = match super::logs::log_input(path) {
@@ -84,30 +37,11 @@ pub fn load_sessions_with(
             None => vec![scenario_text(path)?],
         };
         for text in texts {
-            let text = overrides
-                .apply(&text, path)
-                .map_err(|e| CliError::input(e.to_string()))?;
-            let scenario = crate::scenario::load_str(&text, path)
-                .map_err(|e| CliError::input(e.to_string()))?;
-            let tok = match tokenizers
-                .iter()
-                .find(|t| t.encoding() == scenario.tokenizer)
-            {
-                Some(t) => t.clone(),
-                None => {
-                    let t = Arc::new(Tokenizer::new(scenario.tokenizer));
-                    tokenizers.push(t.clone());
-                    t
-                }
-            };
-            let session = Session::new(scenario, path, &text, tok)
-                .map_err(|e| CliError::input(e.to_string()))?;
-            sessions.push(session);
+            loader.add(path, &text, overrides)?;
         }
     }
-    for note in
-        Session::assign_output_keys(&mut sessions).map_err(|e| CliError::input(e.to_string()))?
-    {
+    let (sessions, notes) = loader.finish()?;
+    for note in notes {
         eprintln!("note: {note}");
     }
     Ok(sessions)
@@ -161,11 +95,11 @@ pub fn scenario_models(session: &Session) -> Vec<String> {
     let sc = &session.scenario;
     let mut out = vec![sc.model.clone()];
     out.extend(sc.plan_model.clone());
-    fn walk(steps: &[crate::scenario::Step], out: &mut Vec<String>) {
+    fn walk(steps: &[plancache::scenario::Step], out: &mut Vec<String>) {
         for step in steps {
             match step {
-                crate::scenario::Step::Assistant(turn) => out.extend(turn.model.clone()),
-                crate::scenario::Step::Agents(agents) => {
+                plancache::scenario::Step::Assistant(turn) => out.extend(turn.model.clone()),
+                plancache::scenario::Step::Agents(agents) => {
                     for a in agents {
                         out.extend(a.model.clone());
                         walk(&a.steps, out);
@@ -193,7 +127,7 @@ pub fn check_models(sessions: &[Session], prices: &mut PriceTable) -> Result<(),
         for m in &models {
             if prices.get(m).is_none() {
                 // The line the id is written on, with the line itself and a caret under it.
-                let (place, snippet) = match crate::scenario::model_place(&session.path, m) {
+                let (place, snippet) = match plancache::scenario::model_place(&session.path, m) {
                     Some((line, col, snip)) => {
                         (format!(": line {line}, column {col}"), format!("\n{snip}"))
                     }
@@ -212,9 +146,9 @@ pub fn check_models(sessions: &[Session], prices: &mut PriceTable) -> Result<(),
 }
 
 /// Parses a strategy list, adding the closest known name to an unknown one.
-pub fn strategies(spec: &str) -> Result<Vec<Box<dyn crate::strategy::Strategy>>, CliError> {
-    crate::strategy::parse_list(spec).map_err(|e| {
-        let names = crate::strategy::names();
+pub fn strategies(spec: &str) -> Result<Vec<Box<dyn plancache::strategy::Strategy>>, CliError> {
+    plancache::strategy::parse_list(spec).map_err(|e| {
+        let names = plancache::strategy::names();
         let unknown = spec
             .split(',')
             .map(str::trim)
@@ -228,7 +162,7 @@ pub fn strategies(spec: &str) -> Result<Vec<Box<dyn crate::strategy::Strategy>>,
 
 /// One warning per scenario, model and cache-free request sequence whose requests exceed the
 /// model's context window (the provider would refuse them).
-pub fn context_overruns(report: &crate::engine::RunReport, prices: &PriceTable) -> Vec<String> {
+pub fn context_overruns(report: &plancache::engine::RunReport, prices: &PriceTable) -> Vec<String> {
     use std::collections::BTreeMap;
     // (scenario, model) -> (window, first request, its tokens, count, strategies)
     let mut seen: BTreeMap<(String, String), (u64, usize, u64, usize)> = BTreeMap::new();
@@ -283,12 +217,12 @@ pub enum Sink {
 impl Sink {
     /// Checks a file destination before any work: `-` is standard output; a directory, a
     /// socket or anything else that is neither a regular file nor a stream, or a parent that
-    /// is a file, is refused (see [`crate::export::target`]).
+    /// is a file, is refused (see [`plancache::export::target`]).
     pub fn parse(flag: &str, path: &Path) -> Result<Sink, CliError> {
         if path.as_os_str() == "-" {
             return Ok(Sink::Stdout);
         }
-        crate::export::target::file_target(flag, path)
+        plancache::export::target::file_target(flag, path)
             .map_err(|e| CliError::input(e.to_string()))?;
         check_parent(flag, path)?;
         Ok(Sink::File(path.to_path_buf()))
@@ -298,7 +232,7 @@ impl Sink {
     pub fn write(&self, bytes: &[u8]) -> Result<(), CliError> {
         match self {
             Sink::Stdout => super::output::stdout_bytes(bytes),
-            Sink::File(p) => crate::export::write_atomic(p, bytes).map_err(CliError::input),
+            Sink::File(p) => plancache::export::write_atomic(p, bytes).map_err(CliError::input),
         }
     }
 }
@@ -350,7 +284,7 @@ pub fn check_file_out(flag: &str, path: &Path, inputs: &[PathBuf]) -> Result<(),
 }
 
 /// The one strategy `spec` names (commands that render one design at a time).
-pub fn one_strategy(spec: &str) -> Result<Box<dyn crate::strategy::Strategy>, CliError> {
+pub fn one_strategy(spec: &str) -> Result<Box<dyn plancache::strategy::Strategy>, CliError> {
     let mut list = strategies(spec)?;
     if list.len() != 1 {
         return Err(CliError::input(
@@ -368,7 +302,7 @@ pub fn check_outputs(
     inputs: &[PathBuf],
     dir_hint: &str,
 ) -> Result<(), CliError> {
-    crate::export::target::check_outputs(outputs, inputs, dir_hint)
+    plancache::export::target::check_outputs(outputs, inputs, dir_hint)
         .map_err(|e| CliError::input(e.to_string()))?;
     for o in outputs.iter().filter(|o| o.path.as_os_str() != "-") {
         check_parent(o.flag, o.path)?;
@@ -384,7 +318,7 @@ pub fn cache_list(spec: &str) -> Result<Vec<String>, CliError> {
         .filter(|s| !s.is_empty())
         .map(String::from)
         .collect();
-    let known = crate::cache::CACHE_NAMES;
+    let known = plancache::cache::CACHE_NAMES;
     let dym = |n: &str| did_you_mean(n, known.iter().copied());
     let names = if names.iter().any(|n| n == "all") {
         known.iter().map(|s| s.to_string()).collect()
@@ -421,11 +355,11 @@ pub fn cache_config(file: Option<&Path>) -> Result<CacheConfig, CliError> {
 pub fn replay_env(
     pricing: &PricingArgs,
     cache_config_file: Option<&Path>,
-) -> Result<crate::engine::ReplayEnv, CliError> {
-    Ok(crate::engine::ReplayEnv {
+) -> Result<plancache::engine::ReplayEnv, CliError> {
+    Ok(plancache::engine::ReplayEnv {
         prices: pricing.table()?,
         caches: cache_config(cache_config_file)?,
-        ..crate::engine::ReplayEnv::default()
+        ..plancache::engine::ReplayEnv::default()
     })
 }
 
@@ -434,20 +368,20 @@ pub fn replay_env(
 pub fn load_and_replay_with(
     scenarios: &[PathBuf],
     overrides: &Overrides,
-    strategies: &[Box<dyn crate::strategy::Strategy>],
+    strategies: &[Box<dyn plancache::strategy::Strategy>],
     caches: &[String],
-    env: &crate::engine::ReplayEnv,
-) -> Result<(Vec<Session>, crate::engine::RunReport), CliError> {
+    env: &plancache::engine::ReplayEnv,
+) -> Result<(Vec<Session>, plancache::engine::RunReport), CliError> {
     let sessions = load_sessions_with(&scenario_paths(scenarios)?, overrides)?;
     let mut env = env.clone();
     check_models(&sessions, &mut env.prices)?;
-    let report = crate::engine::run(&sessions, strategies, caches, &env)
+    let report = plancache::engine::run(&sessions, strategies, caches, &env)
         .map_err(|e| CliError::input(e.to_string()))?;
     Ok((sessions, report))
 }
 
 /// Fails (exit 1) when strategies made different decisions on the same scenario.
-pub fn check_equivalence(report: &crate::engine::RunReport) -> Result<(), CliError> {
+pub fn check_equivalence(report: &plancache::engine::RunReport) -> Result<(), CliError> {
     if report.violations.is_empty() {
         Ok(())
     } else {
@@ -459,7 +393,7 @@ pub fn check_equivalence(report: &crate::engine::RunReport) -> Result<(), CliErr
 }
 
 /// Whether any block of the scenario carries a `cache_control` mark.
-pub fn has_cache_marks(scenario: &crate::scenario::Scenario) -> bool {
+pub fn has_cache_marks(scenario: &plancache::scenario::Scenario) -> bool {
     fn walk(v: &serde_json::Value) -> bool {
         match v {
             serde_json::Value::Object(map) => map
@@ -477,7 +411,7 @@ pub fn has_cache_marks(scenario: &crate::scenario::Scenario) -> bool {
 /// exactly what `permission-mode` sends). `strategies` and `caches` limit the notes to what
 /// the command runs (None: every one).
 pub fn noop_notes(
-    scenario: &crate::scenario::Scenario,
+    scenario: &plancache::scenario::Scenario,
     strategies: Option<&[&str]>,
     caches: Option<&[String]>,
 ) -> Vec<String> {
@@ -508,17 +442,17 @@ pub fn noop_notes(
 /// strategy (replayed on the `ideal` cache: prompt sizes do not depend on the cache model).
 pub fn refuse_over_context(text: &str, label: &str) -> Result<(), CliError> {
     let path = Path::new("<generated>");
-    let scenario = crate::scenario::load_str(text, path)
+    let scenario = plancache::scenario::load_str(text, path)
         .map_err(|e| CliError::failed(format!("{label} does not load: {e}")))?;
-    let tok = Arc::new(Tokenizer::new(scenario.tokenizer));
+    let tok = std::sync::Arc::new(plancache::prompt::Tokenizer::new(scenario.tokenizer));
     let session = Session::new(scenario, path, text, tok)
         .map_err(|e| CliError::failed(format!("{label} does not load: {e}")))?;
-    let mut env = crate::engine::ReplayEnv::default();
+    let mut env = plancache::engine::ReplayEnv::default();
     let sessions = [session];
     check_models(&sessions, &mut env.prices)?;
-    let report = crate::engine::run(
+    let report = plancache::engine::run(
         &sessions,
-        &crate::strategy::all(),
+        &plancache::strategy::all(),
         &["ideal".to_string()],
         &env,
     )
@@ -529,7 +463,7 @@ pub fn refuse_over_context(text: &str, label: &str) -> Result<(), CliError> {
             "{label}: {e}\n  hint: lower the generator parameter the message points at (e.g. --review-wait)"
         ))
     })?;
-    match crate::metrics::first_overrun(report.rows(), &env.prices) {
+    match plancache::metrics::first_overrun(report.rows(), &env.prices) {
         Some(why) => Err(CliError::input(format!(
             "{label}: {why}\n  hint: lower the sizes (e.g. --exploration-rounds, --result-tokens), or pass --allow-over-context to write it anyway"
         ))),
@@ -570,9 +504,9 @@ pub fn kind_parser() -> clap::builder::PossibleValuesParser {
 pub fn transcript_kind(
     kind: Option<&str>,
     command: &str,
-) -> Result<Option<crate::import::Harness>, CliError> {
+) -> Result<Option<plancache::import::Harness>, CliError> {
     let Some(k) = kind else { return Ok(None) };
-    crate::import::Harness::parse(k).map(Some).map_err(|_| {
+    plancache::import::Harness::parse(k).map(Some).map_err(|_| {
         let reader = if ["kv-cache-tester", "kvct", "mooncake"].contains(&k) {
             "`plancache workload` and `plancache import trace` read block-hash traces"
         } else {
@@ -588,10 +522,10 @@ pub fn transcript_kind(
 pub fn log_kind(
     kind: Option<&str>,
     command: &str,
-) -> Result<Option<crate::requests::LogKind>, CliError> {
+) -> Result<Option<plancache::requests::LogKind>, CliError> {
     let Some(k) = kind else { return Ok(None) };
-    <crate::requests::LogKind as clap::ValueEnum>::from_str(k, false)
-        .map(Some)
+    <super::values::LogKind as clap::ValueEnum>::from_str(k, false)
+        .map(|v| Some(v.into()))
         .map_err(|_| {
             CliError::input(format!(
                 "--kind {k}: {command} reads raw API request logs (vcr, claude-trace, har or otel; default: detected from the name and the first bytes)\n  hint: `plancache validate` and `plancache import` read transcripts, `plancache workload` block-hash traces"

@@ -8,15 +8,15 @@ use clap::Args;
 use super::common::{cache_list, load_and_replay_with, strategies, Sink};
 use super::params::ParamArgs;
 use super::{output, CliError};
-use crate::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
+use plancache::compare::{self, Dataset, Limit, Metric, Rule, Thresholds};
 
 /// A hit-rate limit, checked and kept as written.
-fn rate_text(s: &str) -> Result<String, String> {
+fn rate_text(s: &str) -> Result<String, compare::CompareError> {
     Limit::parse_rate(s).map(|_| s.trim().to_string())
 }
 
 /// A cost or TTFT limit, checked and kept as written.
-fn limit_text(s: &str) -> Result<String, String> {
+fn limit_text(s: &str) -> Result<String, compare::CompareError> {
     Limit::parse(s).map(|_| s.trim().to_string())
 }
 
@@ -121,8 +121,10 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
             .refuse("--current reads figures instead of replaying scenarios")?;
     }
     let baseline = Dataset::load(&args.baseline).map_err(CliError::input)?;
-    let cap =
-        compare::figures::request_cap(&args.pricing.table()?, &crate::budget::Budget::current());
+    let cap = compare::figures::request_cap(
+        &args.pricing.table()?,
+        &plancache::budget::Budget::current(),
+    );
     baseline.check_figures(cap).map_err(CliError::input)?;
     if baseline.points.is_empty() {
         return Err(CliError::input(format!(

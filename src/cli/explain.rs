@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::CliError;
-use crate::requests::{self, LogKind};
+use plancache::requests::{self, LogKind};
 
 /// Explain every request of a raw API log (VCR cassette, claude-trace JSONL, HAR, OTel JSON).
 #[derive(Debug, Args)]
@@ -107,7 +107,7 @@ pub fn import_requests(
                     let stem = o.file_stem().and_then(|x| x.to_str()).unwrap_or("scenario");
                     o.with_file_name(format!("{stem}.{}.toml", s.stream))
                 };
-                crate::export::write_atomic(&p, text.as_bytes()).map_err(CliError::input)?;
+                plancache::export::write_atomic(&p, text.as_bytes()).map_err(CliError::input)?;
                 eprintln!("wrote {}", p.display());
             }
             None if s.stream == "main" => print!("{text}"),
@@ -127,7 +127,7 @@ pub struct ExportRequestsArgs {
     #[arg(long, value_name = "STRATEGY", default_value = "permission-mode")]
     pub strategy: String,
     /// Log format.
-    #[arg(long, value_enum, default_value = "claude-trace")]
+    #[arg(long, value_parser = super::values::parser::<super::values::ExportKind, requests::export::ExportKind>(), default_value = "claude-trace")]
     pub format: requests::export::ExportKind,
     /// The cache model whose marks the bodies carry and whose usage the responses report:
     /// `anthropic-auto` (top-level `cache_control`) or `anthropic-explicit` (the scenario's marks).
@@ -144,7 +144,7 @@ pub struct ExportRequestsArgs {
 pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
     use super::common::{check_models, load_sessions, Sink};
     let automatic = match a.cache.as_str() {
-        "anthropic-auto" => Some(crate::cache::CacheConfig::default().anthropic_auto.message_ttl.as_str()),
+        "anthropic-auto" => Some(plancache::cache::CacheConfig::default().anthropic_auto.message_ttl.as_str()),
         "anthropic-explicit" => None,
         other => {
             return Err(CliError::input(format!(
@@ -157,13 +157,13 @@ pub fn export_requests(a: ExportRequestsArgs) -> Result<(), CliError> {
         None => Sink::Stdout,
     };
     let strategy = super::common::one_strategy(&a.strategy)?;
-    let mut env = crate::engine::ReplayEnv {
+    let mut env = plancache::engine::ReplayEnv {
         prices: a.pricing.table()?,
-        ..crate::engine::ReplayEnv::default()
+        ..plancache::engine::ReplayEnv::default()
     };
     let sessions = load_sessions(std::slice::from_ref(&a.scenario))?;
     check_models(&sessions, &mut env.prices)?;
-    let mut c = crate::cache::build(&a.cache, &env.prices).map_err(CliError::input)?;
+    let mut c = plancache::cache::build(&a.cache, &env.prices).map_err(CliError::input)?;
     let (bytes, n) = requests::export::export(
         &sessions[0],
         strategy.as_ref(),

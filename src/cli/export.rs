@@ -7,8 +7,8 @@ use clap::{Args, Subcommand};
 
 use super::common::{check_models, load_sessions, Sink};
 use super::CliError;
-use crate::engine::ReplayEnv;
-use crate::{cache, mooncake};
+use plancache::engine::ReplayEnv;
+use plancache::{cache, mooncake};
 
 /// Export a scenario's requests in a format real engines' benchmarks replay.
 #[derive(Debug, Args)]

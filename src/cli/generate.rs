@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::CliError;
-use crate::export::{write_atomic, OutputDir};
-use crate::scenario::{generate, load_str, to_toml, GeneratorParams};
+use plancache::export::{write_atomic, OutputDir};
+use plancache::scenario::{generate, load_str, to_toml, GeneratorParams};
 
 /// Write a synthetic plan-mode session (a scenario file) drawn from parameters and a seed.
 /// The same parameters and seed always give the same bytes.
@@ -82,7 +82,7 @@ fn parse_range(s: &str) -> Result<(u32, u32), String> {
 fn params(args: &GenerateArgs) -> Result<GeneratorParams, CliError> {
     let mut p = match &args.params {
         Some(path) => {
-            let text = crate::budget::read_text(path, "parameters file")
+            let text = plancache::budget::read_text(path, "parameters file")
                 .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
             toml::from_str::<GeneratorParams>(&text).map_err(|e| {
                 CliError::input(format!(
@@ -101,7 +101,7 @@ fn params(args: &GenerateArgs) -> Result<GeneratorParams, CliError> {
         p.exploration_rounds = v;
     }
     if let Some((min, max)) = args.result_tokens {
-        p.result_tokens = crate::scenario::TokenRange::new(min, max);
+        p.result_tokens = plancache::scenario::TokenRange::new(min, max);
     }
     if let Some(v) = args.tool_tokens {
         p.tool_tokens = v;
@@ -213,7 +213,7 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     // (files of an earlier, larger --count included).
     let out = OutputDir::begin(dir, "generate").map_err(CliError::input)?;
     for k in 0..u64::from(args.count) {
-        crate::signals::check().map_err(CliError::input)?;
+        plancache::export::check_interrupted()?;
         let mut q = p.clone();
         q.seed = p.seed.wrapping_add(k);
         let path = out.path().join(format!("generated-{}.toml", q.seed));

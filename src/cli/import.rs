@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CliError;
-use crate::export::write_atomic;
-use crate::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions, StreamKind};
+use plancache::export::write_atomic;
+use plancache::import::{build_scenarios, check_sizes, Events, Harness, ImportOptions, StreamKind};
 
 /// Turn a Claude Code transcript (or a Codex CLI rollout) into scenarios, one per request stream.
 #[derive(Debug, Args)]
@@ -41,14 +41,14 @@ pub struct ImportArgs {
     /// Where events come from: `transcript` (the records' content and timestamps only) or
     /// `billed` (also breaks placed from the billed cache reads, each marked
     /// `# inferred from billed cache_read` in the scenario).
-    #[arg(long, value_enum, default_value = "transcript")]
+    #[arg(long, value_parser = super::values::parser::<super::values::Events, Events>(), default_value = "transcript")]
     pub events: Events,
     /// The TTL class each stream's harness asked for: `auto` (default: per stream, the class its
     /// written tokens were billed at, a request-side setting the bill reveals; a stream that wrote
     /// nothing takes the version rule, a fork the main thread's class), `version` (Claude Code
     /// 2.1 and later: 1h on the main thread, 5m in subagents; older: 5m), or `5m` / `1h`.
-    #[arg(long, default_value = "auto", value_parser = crate::import::TtlChoice::parse)]
-    pub ttl: crate::import::TtlChoice,
+    #[arg(long, default_value = "auto", value_parser = plancache::import::TtlChoice::parse)]
+    pub ttl: plancache::import::TtlChoice,
     /// The file kind, as for every command: claude-code or codex (a transcript), vcr,
     /// claude-trace, har or otel (`import requests`), kv-cache-tester or mooncake (`import
     /// trace`); default: detected.
@@ -68,7 +68,7 @@ fn sibling(out: &Path, stream: &str) -> PathBuf {
 /// a stream `--out` (a device, a FIFO) has no "beside".
 fn check_siblings(
     out: &Path,
-    scenarios: &[crate::import::ImportedScenario],
+    scenarios: &[plancache::import::ImportedScenario],
     inputs: &[PathBuf],
 ) -> Result<(), CliError> {
     let agents: Vec<_> = scenarios
@@ -78,8 +78,8 @@ fn check_siblings(
     if agents.is_empty() {
         return Ok(());
     }
-    if let Ok(crate::export::target::FileTarget::Stream(_)) =
-        crate::export::target::file_target("--out", out)
+    if let Ok(plancache::export::target::FileTarget::Stream(_)) =
+        plancache::export::target::file_target("--out", out)
     {
         return Err(CliError::input(format!(
             "--out {}: is a stream, and the transcript has {} subagent stream(s) that are written to files beside --out\n  hint: give --out a file name in a folder, e.g. --out imported/session.toml",
@@ -123,7 +123,7 @@ impl ImportArgs {
 /// What `import` reads, from the positional KIND and `--kind`.
 enum What {
     /// A raw API request log, of this kind (`None`: detected).
-    Requests(Option<crate::requests::LogKind>),
+    Requests(Option<plancache::requests::LogKind>),
     /// A block-hash trace (its kind, if given, is `--kind`).
     Trace,
     /// A session transcript of this harness.
@@ -150,7 +150,7 @@ fn what(args: &ImportArgs) -> Result<What, CliError> {
             Ok(h) => Ok(What::Transcript(h)),
             Err(_) => Ok(What::Requests(super::common::log_kind(Some(k), "import")?)),
         },
-        (None, None) => crate::import::discover::sniff_kind(&args.transcript)
+        (None, None) => plancache::import::discover::sniff_kind(&args.transcript)
             .map(What::Transcript)
             .map_err(CliError::input),
     }
@@ -164,7 +164,7 @@ fn kind_hint(args: &ImportArgs, harness: Harness) -> String {
         Harness::Codex => "codex",
     };
     let named = args.kind.is_some() || args.log_kind.is_some();
-    match crate::import::discover::sniff_kind(&args.transcript) {
+    match plancache::import::discover::sniff_kind(&args.transcript) {
         Ok(seen) if named && seen != harness => format!(
             "its records are a {} log's, not {}'s: `plancache import {} {}` (or leave the kind out: detected)",
             name(seen),

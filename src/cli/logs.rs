@@ -8,13 +8,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::CliError;
-use crate::engine::{ReplayEnv, RunReport};
-use crate::export::reference;
-use crate::metrics::SummaryRow;
-use crate::requests::as_sent::{self, AS_SENT};
-use crate::requests::scenario::StreamScenario;
-use crate::requests::{self, BuiltLog, LogKind};
-use crate::scenario::Session;
+use plancache::engine::{ReplayEnv, RunReport};
+use plancache::export::reference;
+use plancache::metrics::SummaryRow;
+use plancache::requests::as_sent::{self, AS_SENT};
+use plancache::requests::scenario::StreamScenario;
+use plancache::requests::{self, BuiltLog, LogKind};
+use plancache::scenario::Session;
 
 /// Bytes read to tell a log from a scenario file.
 const SNIFF_BYTES: usize = 64 * 1024;
@@ -148,7 +148,7 @@ type Sections = (String, String, Vec<(String, String)>);
 pub(super) fn report_sections(
     inputs: &[PathBuf],
     run: &RunReport,
-    prices: &crate::cache::PriceTable,
+    prices: &plancache::cache::PriceTable,
 ) -> Result<Sections, CliError> {
     let (mut md, mut html, mut json) = (String::new(), String::new(), Vec::new());
     let rows = run.summaries();
@@ -201,7 +201,7 @@ pub(super) fn write_report_sections(
     dir: &Path,
     inputs: &[PathBuf],
     run: &RunReport,
-    prices: &crate::cache::PriceTable,
+    prices: &plancache::cache::PriceTable,
 ) -> Result<(), CliError> {
     let (md, html, json) = report_sections(inputs, run, prices)?;
     if json.is_empty() {
@@ -212,19 +212,19 @@ pub(super) fn write_report_sections(
     };
     let md_path = dir.join("report.md");
     let text = read(&md_path)? + &md;
-    crate::export::write_atomic(&md_path, text.as_bytes()).map_err(CliError::input)?;
+    plancache::export::write_atomic(&md_path, text.as_bytes()).map_err(CliError::input)?;
     let html_path = dir.join("report.html");
     let page = read(&html_path)?;
     let page = match page.rfind("</body>") {
         Some(at) => format!("{}{html}{}", &page[..at], &page[at..]),
         None => page + &html,
     };
-    crate::export::write_atomic(&html_path, page.as_bytes()).map_err(CliError::input)?;
+    plancache::export::write_atomic(&html_path, page.as_bytes()).map_err(CliError::input)?;
     let jdir = dir.join("explain");
     std::fs::create_dir_all(&jdir)
         .map_err(|e| CliError::input(format!("{}: {e}", jdir.display())))?;
     for (name, text) in json {
-        crate::export::write_atomic(&jdir.join(format!("{name}.json")), text.as_bytes())
+        plancache::export::write_atomic(&jdir.join(format!("{name}.json")), text.as_bytes())
             .map_err(CliError::input)?;
     }
     Ok(())

@@ -6,8 +6,8 @@ use clap::Args;
 
 use super::sweep::write_heatmaps;
 use super::CliError;
-use crate::export::{write_atomic, OutputDir};
-use crate::sweep::{self, Sweep};
+use plancache::export::{write_atomic, OutputDir};
+use plancache::sweep::{self, Sweep};
 
 /// Join `plancache sweep --shard I/N` outputs into one sweep.csv (identical to an unsharded run).
 #[derive(Debug, Args)]
@@ -41,7 +41,7 @@ pub fn merge(args: MergeArgs) -> Result<(), CliError> {
     };
     let mut inputs = Vec::new();
     for p in &args.shards {
-        let text = crate::budget::read_text(p, "shard")
+        let text = plancache::budget::read_text(p, "shard")
             .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
         inputs.push((p.clone(), text));
     }

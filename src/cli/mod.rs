@@ -19,14 +19,12 @@ mod schema;
 mod sweep;
 mod sweep_files;
 mod validate;
+mod values;
 mod workload;
 
 use std::fmt;
 
 use clap::{Parser, Subcommand};
-
-pub use common::{load_sessions, scenario_paths};
-pub use schema::{generator_schema, scenario_schema};
 
 /// Replay agent plan-mode sessions against models of real prefix caches.
 ///
@@ -64,10 +62,10 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// The resource budget the flags ask for ([`crate::budget::Budget::DEFAULT`] otherwise).
-    pub fn budget(&self) -> crate::budget::Budget {
-        let d = crate::budget::Budget::DEFAULT;
-        crate::budget::Budget {
+    /// The resource budget the flags ask for ([`plancache::budget::Budget::DEFAULT`] otherwise).
+    pub fn budget(&self) -> plancache::budget::Budget {
+        let d = plancache::budget::Budget::DEFAULT;
+        plancache::budget::Budget {
             max_session_tokens: self.max_session_tokens.unwrap_or(d.max_session_tokens),
             max_steps: self.max_steps.unwrap_or(d.max_steps),
             max_streams: self.max_streams.unwrap_or(d.max_streams),
@@ -103,17 +101,25 @@ pub struct CliError {
 }
 
 impl CliError {
-    pub fn input(message: impl Into<String>) -> Self {
+    pub fn input(message: impl fmt::Display) -> Self {
         CliError {
             code: 2,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
-    pub fn failed(message: impl Into<String>) -> Self {
+    pub fn failed(message: impl fmt::Display) -> Self {
         CliError {
             code: 1,
-            message: message.into(),
+            message: message.to_string(),
         }
+    }
+}
+
+/// Every error of the library is bad input or a bad environment: exit 2. A failed check or
+/// gate (exit 1) is decided here in the CLI, with [`CliError::failed`].
+impl<E: std::error::Error> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError::input(e.to_string())
     }
 }
 
@@ -126,7 +132,7 @@ impl fmt::Display for CliError {
 /// Runs the parsed command line.
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     output::set_color(cli.color);
-    crate::budget::Budget::set_current(cli.budget());
+    plancache::budget::Budget::set_current(cli.budget());
     common::set_strict_pricing(cli.strict_pricing);
     match cli.command {
         Command::Run(args) => run::run(args),

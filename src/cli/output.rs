@@ -34,7 +34,6 @@ pub const ERROR: Style = AnsiColor::Red.on_default().bold();
 pub const WARNING: Style = AnsiColor::Yellow.on_default().bold();
 pub const NOTE: Style = AnsiColor::Cyan.on_default().bold();
 pub const HEADER: Style = Style::new().bold();
-pub const GOOD: Style = AnsiColor::Green.on_default();
 
 /// `text` wrapped in `style`'s escape codes (removed later when colour is off).
 pub fn paint(style: Style, text: &str) -> String {

@@ -1,14 +1,14 @@
 //! `--model`, `--ttl`, `--keepalive` and `--set PATH=VALUE`: parameters on the user's own
 //! scenario files, shared by `run`, `report`, `compare` and `sweep`. The scenario edits live in
-//! [`crate::scenario::params`]; `--ttl` is a replay option (the TTL class of the `anthropic*`
+//! [`plancache::scenario::params`]; `--ttl` is a replay option (the TTL class of the `anthropic*`
 //! cache models' breakpoints, as the sweep axis `ttl`).
 
 use clap::Args;
 
 use super::CliError;
-use crate::engine::ReplayEnv;
-use crate::prompt::Ttl;
-use crate::scenario::params::{Overrides, SetParam};
+use plancache::engine::ReplayEnv;
+use plancache::prompt::Ttl;
+use plancache::scenario::params::{Overrides, SetParam};
 
 /// The parameter flags (flattened into each command's arguments).
 #[derive(Debug, Clone, Default, Args)]
@@ -47,7 +47,7 @@ impl ParamArgs {
     /// Applies the replay options (`--ttl`) to the environment.
     pub fn apply_env(&self, env: &mut ReplayEnv) {
         if let Some(ttl) = self.ttl {
-            crate::sweep::set_ttl(&mut env.caches, ttl);
+            plancache::sweep::set_ttl(&mut env.caches, ttl);
         }
     }
 
@@ -63,11 +63,11 @@ impl ParamArgs {
 }
 
 fn ttl_class(s: &str) -> Result<Ttl, String> {
-    crate::sweep::parse_ttl(s)
+    plancache::sweep::parse_ttl(s)
 }
 
-fn keepalive(s: &str) -> Result<String, String> {
-    crate::scenario::parse_keepalive(s).map(|_| s.trim().to_string())
+fn keepalive(s: &str) -> Result<String, plancache::scenario::KeepaliveError> {
+    plancache::scenario::parse_keepalive(s).map(|_| s.trim().to_string())
 }
 
 fn set_param(s: &str) -> Result<SetParam, String> {

@@ -8,8 +8,8 @@ use clap::Args;
 use super::common::{cache_list, check_equivalence, load_and_replay_with, replay_env};
 use super::params::ParamArgs;
 use super::CliError;
-use crate::chart::report;
-use crate::export::OutputDir;
+use plancache::chart::report;
+use plancache::export::OutputDir;
 
 /// Render charts (SVG and PNG), report.html and report.md for design reviews.
 #[derive(Debug, Args)]
@@ -27,7 +27,7 @@ pub struct ReportArgs {
     #[arg(long, default_value = "all")]
     pub strategy: String,
     /// Cache models, comma-separated, or `all`.
-    #[arg(long, default_value = crate::cache::DEFAULT_CACHE)]
+    #[arg(long, default_value = plancache::cache::DEFAULT_CACHE)]
     pub cache: String,
     /// Output directory.
     #[arg(long, value_name = "DIR", default_value = "report")]

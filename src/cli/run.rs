@@ -11,7 +11,7 @@ use super::common::{
 };
 use super::params::ParamArgs;
 use super::{output, CliError};
-use crate::export::{self, Exporter, Format};
+use plancache::export::{self, Exporter, Format};
 
 /// Replay scenarios under each strategy and cache model and print a comparison table.
 #[derive(Debug, Args)]
@@ -34,14 +34,14 @@ pub struct RunArgs {
     #[arg(long, default_value = "all")]
     pub strategy: String,
     /// Cache models, comma-separated, or `all`.
-    #[arg(long, default_value = crate::cache::DEFAULT_CACHE)]
+    #[arg(long, default_value = plancache::cache::DEFAULT_CACHE)]
     pub cache: String,
     /// Write requests.csv and summary.csv (and the --format file) into this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Extra format written next to the CSVs with --out; without --out, printed instead of
     /// the table (csv prints summary.csv).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::values::parser::<super::values::Format, Format>())]
     pub format: Option<Format>,
     /// Print run.json on standard output instead of the table.
     #[arg(long, short = 'j')]
@@ -180,15 +180,15 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     // A raw request log brings the log as sent, the default reference.
     let logs = !super::logs::logs(&args.scenarios).is_empty();
     let designs: Vec<&str> = logs
-        .then_some(crate::requests::as_sent::AS_SENT)
+        .then_some(plancache::requests::as_sent::AS_SENT)
         .into_iter()
         .chain(names.iter().copied())
         .collect();
     let reference = reference(args.reference.as_deref(), &designs)?;
-    let mut env = crate::engine::ReplayEnv {
+    let mut env = plancache::engine::ReplayEnv {
         prices: args.pricing.table()?,
         caches: super::common::cache_config(args.cache_config.as_deref())?,
-        ..crate::engine::ReplayEnv::default()
+        ..plancache::engine::ReplayEnv::default()
     };
     args.params.apply_env(&mut env);
     let (sessions, mut report) = load_and_replay_with(
@@ -240,7 +240,7 @@ fn reference<'a>(given: Option<&'a str>, names: &[&'a str]) -> Result<Option<&'a
         Some(r) => Err(CliError::input(format!(
             "--reference {r}: not one of the strategies run ({}){}\n  hint: name one of them, or add it to --strategy",
             names.join(", "),
-            crate::cache::pricing::did_you_mean(r, names.iter().copied())
+            plancache::cache::pricing::did_you_mean(r, names.iter().copied())
         ))),
         None if names.len() > 1 => Ok(names.first().copied()),
         None => Ok(None),
@@ -249,14 +249,14 @@ fn reference<'a>(given: Option<&'a str>, names: &[&'a str]) -> Result<Option<&'a
 
 /// The comparison table with a bold header line; with several strategies, the columns relative
 /// to the reference and one verdict per scenario after it.
-fn table_text(report: &crate::engine::RunReport, reference: Option<&str>) -> String {
+fn table_text(report: &plancache::engine::RunReport, reference: Option<&str>) -> String {
     let rows = report.summaries();
     let table = match reference {
         Some(r) => {
             let mut headers = export::reference::HEADERS.to_vec();
             let mut cells = export::reference::cells(&rows, r);
             // Against the log as sent, also what each design saves in dollars.
-            if r == crate::requests::as_sent::AS_SENT {
+            if r == plancache::requests::as_sent::AS_SENT {
                 headers.push("saving $");
                 for (c, s) in cells.iter_mut().zip(export::reference::savings(&rows, r)) {
                     c.push(s);

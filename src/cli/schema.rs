@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::CliError;
-use crate::export::write_atomic;
-use crate::scenario::{GeneratorParams, Scenario};
+use plancache::export::write_atomic;
+use plancache::scenario::files::{generator_schema, scenario_schema};
 
 /// Print the JSON Schema of the scenario format, for editor validation and completion.
 #[derive(Debug, Args)]
@@ -27,19 +27,6 @@ pub struct SchemaArgs {
     /// The schema of `plancache generate --params` files instead of scenarios.
     #[arg(long)]
     pub generator: bool,
-}
-
-/// The scenario format's JSON Schema, pretty-printed.
-pub fn scenario_schema() -> String {
-    let schema = schemars::schema_for!(Scenario);
-    // Serializing a schema (a JSON value) cannot fail.
-    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
-}
-
-/// The generator parameters' JSON Schema, pretty-printed.
-pub fn generator_schema() -> String {
-    let schema = schemars::schema_for!(GeneratorParams);
-    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
 }
 
 pub fn run(args: SchemaArgs) -> Result<(), CliError> {

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CliError;
-use crate::chart::{self, heatmap};
-use crate::export::{write_atomic, OutputDir};
-use crate::sweep::{self, Generated, Shard, Sweep};
+use plancache::chart::{self, heatmap};
+use plancache::export::{write_atomic, OutputDir};
+use plancache::sweep::{self, Generated, Shard, Sweep};
 
 /// Run a parameter grid over generated sessions or over your own scenario files (in parallel).
 #[derive(Debug, Args)]
@@ -39,8 +39,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// An axis over scenario files: NAME=V1,V2,... (repeatable; the grid is the cross product).
-    #[arg(short = 'L', long = "parameter-list", value_name = "NAME=V1,V2", value_parser = crate::sweep::files::parse_list)]
-    pub lists: Vec<crate::sweep::Axis>,
+    #[arg(short = 'L', long = "parameter-list", value_name = "NAME=V1,V2", value_parser = plancache::sweep::files::parse_list)]
+    pub lists: Vec<plancache::sweep::Axis>,
     /// Parameters on every point's scenario (--model, --ttl, --keepalive, --set).
     #[command(flatten)]
     pub params: super::params::ParamArgs,
@@ -77,7 +77,7 @@ fn is_sweep_file(files: &[PathBuf]) -> bool {
     if file.is_dir() {
         return false;
     }
-    match crate::budget::read_text(file, "sweep file") {
+    match plancache::budget::read_text(file, "sweep file") {
         Ok(text) => match text.parse::<toml::Table>() {
             Ok(t) => t.contains_key("grid"),
             Err(_) => text.lines().any(|l| l.trim() == "[grid]"),
@@ -169,7 +169,7 @@ pub fn write_heatmaps(
     header: &[String],
     rows: &[Vec<String>],
     dir: &Path,
-) -> Result<usize, String> {
+) -> Result<usize, plancache::chart::ChartError> {
     let maps = heatmap::heatmaps(spec, header, rows)?;
     for m in &maps {
         let cells = m.cells.iter().flatten().filter(|c| c.is_some()).count();

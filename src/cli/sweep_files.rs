@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use super::common::{check_models, scenario_paths};
 use super::params::ParamArgs;
 use super::{output, CliError};
-use crate::engine::ReplayEnv;
-use crate::export::{align, write_atomic, OutputDir};
-use crate::sweep::files::ScenarioFiles;
-use crate::sweep::{self, show, Axis, Shard, Sweep};
+use plancache::engine::ReplayEnv;
+use plancache::export::{align, write_atomic, OutputDir};
+use plancache::sweep::files::ScenarioFiles;
+use plancache::sweep::{self, show, Axis, Shard, Sweep};
 
 /// What a sweep over scenario files needs from the command line.
 pub struct FileSweep<'a> {
@@ -55,7 +55,7 @@ fn axes(a: &FileSweep<'_>) -> Result<Vec<Axis>, CliError> {
         ));
     }
     if !given("cache") {
-        let caches = super::common::cache_list(a.cache.unwrap_or(crate::cache::DEFAULT_CACHE))?;
+        let caches = super::common::cache_list(a.cache.unwrap_or(plancache::cache::DEFAULT_CACHE))?;
         out.push(Axis {
             name: "cache".into(),
             values: caches.into_iter().map(toml::Value::String).collect(),
@@ -76,7 +76,7 @@ pub fn run(a: FileSweep<'_>) -> Result<(), CliError> {
     }
     let paths = scenario_paths(a.files)?;
     let cache_table = match a.cache_config {
-        Some(p) => crate::budget::read_text(p, "cache config")
+        Some(p) => plancache::budget::read_text(p, "cache config")
             .map_err(|e| format!("{}: {e}", p.display()))
             .and_then(|t| {
                 t.parse::<toml::Table>()

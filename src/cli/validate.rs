@@ -7,12 +7,12 @@ use clap::Args;
 
 use super::common::cache_list;
 use super::CliError;
-use crate::export::{write_atomic, OutputDir};
-use crate::import::discover::{
+use plancache::export::{write_atomic, OutputDir};
+use plancache::import::discover::{
     discover_readable, group, not_read_text, read_session, SessionFiles,
 };
-use crate::import::{Events, Harness};
-use crate::validate::{
+use plancache::import::{Events, Harness};
+use plancache::validate::{
     validate as run_validation, FirstRequest, SessionCache, SharedPrefix, ValidateOptions,
 };
 
@@ -40,14 +40,14 @@ pub struct ValidateArgs {
     pub kind: Option<String>,
     /// Where replayed events come from: `transcript` (the records' content and timestamps only)
     /// or `billed` (also breaks placed from the billed cache reads, each marked in the scenario).
-    #[arg(long, value_enum, default_value = "transcript")]
+    #[arg(long, value_parser = super::values::parser::<super::values::Events, Events>(), default_value = "transcript")]
     pub events: Events,
     /// The TTL class each stream's harness asked for: `auto` (default: per stream, the class its
     /// written tokens were billed at, a request-side setting the bill reveals; a stream that wrote
     /// nothing takes the version rule, a fork the main thread's class), `version` (Claude Code
     /// 2.1 and later: 1h on the main thread, 5m in subagents; older: 5m), or `5m` / `1h`.
-    #[arg(long, default_value = "auto", value_parser = crate::import::TtlChoice::parse)]
-    pub ttl: crate::import::TtlChoice,
+    #[arg(long, default_value = "auto", value_parser = plancache::import::TtlChoice::parse)]
+    pub ttl: plancache::import::TtlChoice,
     /// The strategy the harness used.
     #[arg(long, default_value = "permission-mode")]
     pub strategy: String,
@@ -56,17 +56,17 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub cache: Option<String>,
     /// Keep the first request of each stream out of the error figures, or count it.
-    #[arg(long, value_enum, default_value = "apart")]
+    #[arg(long, value_parser = super::values::parser::<super::values::FirstRequest, FirstRequest>(), default_value = "apart")]
     pub first_request: FirstRequest,
     /// Cache the leading block the first request read from an earlier session before replaying.
-    #[arg(long, value_enum, default_value = "recorded")]
+    #[arg(long, value_parser = super::values::parser::<super::values::SharedPrefix, SharedPrefix>(), default_value = "recorded")]
     pub shared_prefix: SharedPrefix,
     /// Mispredicted: |Δcache_read| above this share of the prompt.
     #[arg(long, default_value_t = 0.05)]
     pub tolerance: f64,
     /// Whether the transcripts share one cache: `account` (one user's sessions on one clock: a
     /// session reads what an earlier one left while it lives) or `apart` (a cache per transcript).
-    #[arg(long, value_enum, default_value = "account")]
+    #[arg(long, value_parser = super::values::parser::<super::values::SessionCache, SessionCache>(), default_value = "account")]
     pub sessions: SessionCache,
     /// Write validation.csv and validation.md into this directory.
     #[arg(long, value_name = "DIR")]
@@ -107,7 +107,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
         }
         match read_session(&s) {
             Ok(t) => transcripts.push(t),
-            Err(e) if several => unread.push(e),
+            Err(e) if several => unread.push(e.to_string()),
             Err(e) => return Err(CliError::input(e)),
         }
     }
@@ -125,7 +125,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
     let default = if all_codex {
         "openai"
     } else {
-        crate::cache::DEFAULT_CACHE
+        plancache::cache::DEFAULT_CACHE
     };
     let cache = cache_list(args.cache.as_deref().unwrap_or(default))?;
     if cache.len() != 1 {
@@ -176,7 +176,7 @@ pub fn validate(args: ValidateArgs) -> Result<(), CliError> {
 
 /// The sessions named on the command line: folders are searched, files are grouped (a subagent
 /// file joins its main file), each session once.
-fn sessions_of(paths: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
+fn sessions_of(paths: &[PathBuf]) -> Result<Vec<SessionFiles>, plancache::import::ImportError> {
     let mut files = Vec::new();
     let mut out: Vec<SessionFiles> = Vec::new();
     for p in paths {

@@ -7,13 +7,13 @@ use std::time::Duration;
 use clap::Args;
 
 use super::CliError;
-use crate::cache::PriceTable;
-use crate::export::write_atomic;
-use crate::sweep::Shard;
-use crate::trace::{self, Trace, TraceKind};
-use crate::workload::curve::{self, Axis, CurveChart, Point};
-use crate::workload::replay::{self, is_engine, CacheSpec, Totals};
-use crate::workload::{kv, starts, Arrivals, BuildOptions};
+use plancache::cache::PriceTable;
+use plancache::export::write_atomic;
+use plancache::sweep::Shard;
+use plancache::trace::{self, Trace, TraceKind};
+use plancache::workload::curve::{self, Axis, CurveChart, Point};
+use plancache::workload::replay::{self, is_engine, CacheSpec, Totals};
+use plancache::workload::{kv, starts, Arrivals, BuildOptions};
 
 /// Replay every trace of the directories as one arrival stream against one cache per model.
 #[derive(Debug, Args)]
@@ -674,10 +674,10 @@ fn capacity(args: &WorkloadArgs, spec: &CacheSpec, rows: &[&SweepRow]) -> Result
 }
 
 fn chart_files(out: &Path, stem: &str, chart: &CurveChart) -> Result<(), CliError> {
-    let svg = crate::chart::svg(chart).map_err(CliError::input)?;
+    let svg = plancache::chart::svg(chart).map_err(CliError::input)?;
     write(&out.join(format!("{stem}.svg")), &svg)?;
     let png = out.join(format!("{stem}.png"));
-    crate::chart::png(chart, &png).map_err(CliError::input)?;
+    plancache::chart::png(chart, &png).map_err(CliError::input)?;
     eprintln!("wrote {}", png.display());
     Ok(())
 }

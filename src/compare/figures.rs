@@ -30,21 +30,57 @@ pub fn check_summary(
     cost_usd: f64,
     requests: Option<f64>,
     cap: f64,
-) -> Result<(), String> {
+) -> Result<(), FigureError> {
     if hit_rate > 1.0 + 1e-9 {
-        return Err(format!(
-            "{place}: hit_rate {hit_rate} is above 1 (cached tokens cannot exceed the prompt)\n  hint: regenerate the file with `plancache run --out DIR`"
-        ));
+        return Err(FigureError::HitRateAbove {
+            place: place.to_string(),
+            hit_rate,
+        });
     }
     if let Some(n) = requests {
         let most = cap * n.max(1.0);
         if cost_usd > most {
-            return Err(format!(
-                "{place}: cost_usd {cost_usd} is more than {n} request(s) can cost (at most ${cap:.0} each: every token of the largest prompt the budget allows at the table's highest rate)\n  hint: regenerate the file with `plancache run --out DIR`"
-            ));
+            return Err(FigureError::CostAbove {
+                place: place.to_string(),
+                cost_usd,
+                requests: n,
+                cap,
+            });
         }
     }
     Ok(())
+}
+
+/// A summary's figure no replay can produce.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FigureError {
+    /// A hit rate above 1.
+    #[error("{place}: hit_rate {hit_rate} is above 1 (cached tokens cannot exceed the prompt)\n  hint: regenerate the file with `plancache run --out DIR`")]
+    HitRateAbove {
+        /// The row (`file:line`).
+        place: String,
+        /// The hit rate.
+        hit_rate: f64,
+    },
+    /// A cost above what the point's requests can cost.
+    #[error("{place}: cost_usd {cost_usd} is more than {requests} request(s) can cost (at most ${cap:.0} each: every token of the largest prompt the budget allows at the table's highest rate)\n  hint: regenerate the file with `plancache run --out DIR`")]
+    CostAbove {
+        /// The row (`file:line`).
+        place: String,
+        /// The cost.
+        cost_usd: f64,
+        /// The point's requests.
+        requests: f64,
+        /// The most one request can cost.
+        cap: f64,
+    },
+}
+
+/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
+impl From<FigureError> for String {
+    fn from(e: FigureError) -> String {
+        e.to_string()
+    }
 }
 
 /// A figure that must be a finite number of at least 0; `None` names what is wrong.

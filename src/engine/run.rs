@@ -48,7 +48,7 @@ pub fn run(
                     cache::build_with(cache_name, &env.prices, &env.caches).map_err(|e| {
                         ReplayError {
                             place: "--cache".into(),
-                            message: e,
+                            message: e.to_string(),
                             hint: "see `plancache run --help`".into(),
                         }
                     })?;

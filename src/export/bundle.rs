@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
-use super::write_atomic_uninterrupted;
+use super::{write_atomic_uninterrupted, ExportError};
 
 /// Prefix of staging directories; anything starting with it is ours to remove.
 const STAGING_PREFIX: &str = ".plancache-staging-";
@@ -26,16 +26,15 @@ pub(crate) fn in_staging(path: &Path) -> bool {
 
 /// Flushes the staged files to disk in one call for the whole file system (`syncfs`), instead
 /// of one `fsync` per file: a report writes hundreds of charts.
-fn sync_staging(staging: &Path) -> Result<(), String> {
-    let dir = std::fs::File::open(staging)
-        .map_err(|e| format!("{}: cannot open: {e}", staging.display()))?;
+fn sync_staging(staging: &Path) -> Result<(), ExportError> {
+    let dir = std::fs::File::open(staging).map_err(ExportError::io(staging, "cannot open"))?;
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
         // SAFETY: syncfs on a descriptor we own and keep open for the call.
         if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
             let e = std::io::Error::last_os_error();
-            return Err(format!("{}: cannot sync: {e}", staging.display()));
+            return Err(ExportError::io(staging, "cannot sync")(e));
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -43,8 +42,8 @@ fn sync_staging(staging: &Path) -> Result<(), String> {
         let mut files = Vec::new();
         list_files(staging, Path::new(""), &mut files)?;
         for rel in files {
-            let f = std::fs::File::open(staging.join(&rel)).map_err(|e| e.to_string())?;
-            f.sync_all().map_err(|e| e.to_string())?;
+            let f = std::fs::File::open(staging.join(&rel)).map_err(ExportError::Sync)?;
+            f.sync_all().map_err(ExportError::Sync)?;
         }
     }
     drop(dir);
@@ -72,20 +71,22 @@ pub struct OutputDir {
 
 impl OutputDir {
     /// Starts writing a `kind` output (a short name: `report`, `sweep`, ...) into `target`.
-    pub fn begin(target: &Path, kind: &'static str) -> Result<OutputDir, String> {
+    pub fn begin(target: &Path, kind: &'static str) -> Result<OutputDir, ExportError> {
         crate::signals::install()?;
         crate::signals::check()?;
         let created_target = !target.exists();
         std::fs::create_dir_all(target)
-            .map_err(|e| format!("{}: cannot create directory: {e}", target.display()))?;
+            .map_err(ExportError::io(target, "cannot create directory"))?;
         if !target.is_dir() {
-            return Err(format!("{}: not a directory", target.display()));
+            return Err(ExportError::NotDir {
+                path: target.to_path_buf(),
+            });
         }
         let staging = target.join(format!("{STAGING_PREFIX}{kind}-{}", std::process::id()));
         // A staging directory of an earlier process with our pid would be stale: start afresh.
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir(&staging)
-            .map_err(|e| format!("{}: cannot create directory: {e}", staging.display()))?;
+            .map_err(ExportError::io(&staging, "cannot create directory"))?;
         Ok(OutputDir {
             target: target.to_path_buf(),
             staging,
@@ -107,7 +108,7 @@ impl OutputDir {
 
     /// Moves the staged files into place, removes the previous run's files that this run did not
     /// write, and writes the manifest. Refuses (and cleans up) when a signal arrived.
-    pub fn commit(mut self) -> Result<Vec<PathBuf>, String> {
+    pub fn commit(mut self) -> Result<Vec<PathBuf>, ExportError> {
         crate::signals::check()?;
         let mut files = Vec::new();
         list_files(&self.staging, Path::new(""), &mut files)?;
@@ -119,10 +120,10 @@ impl OutputDir {
             let to = self.target.join(rel);
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("{}: cannot create directory: {e}", parent.display()))?;
+                    .map_err(ExportError::io(parent, "cannot create directory"))?;
             }
             std::fs::rename(self.staging.join(rel), &to)
-                .map_err(|e| format!("{}: cannot move into place: {e}", to.display()))?;
+                .map_err(ExportError::io(&to, "cannot move into place"))?;
         }
         let manifest = self.manifest_path();
         for old in read_manifest(&manifest) {
@@ -165,10 +166,10 @@ impl Drop for OutputDir {
 
 /// Relative paths of the regular files under `dir`, sorted; temporary files of interrupted
 /// atomic writes are skipped.
-fn list_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+fn list_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<(), ExportError> {
     let dir = root.join(rel);
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: cannot list: {e}", dir.display()))?
+        .map_err(ExportError::io(&dir, "cannot list"))?
         .filter_map(Result::ok)
         .collect();
     entries.sort_by_key(|e| e.file_name());

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::Exporter;
+use super::{ExportError, Exporter};
 use crate::engine::RunReport;
 use crate::metrics::{RequestRow, SummaryRow};
 use crate::plan_mode::Trace;
@@ -30,7 +30,7 @@ impl Exporter for JsonExporter {
     fn file_name(&self) -> &'static str {
         "run.json"
     }
-    fn render(&self, report: &RunReport) -> Result<Vec<u8>, String> {
+    fn render(&self, report: &RunReport) -> Result<Vec<u8>, ExportError> {
         let doc = Doc {
             summary: report.summaries(),
             requests: report.rows().collect(),
@@ -46,7 +46,7 @@ impl Exporter for JsonExporter {
                 .collect(),
             violations: &report.violations,
         };
-        let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
+        let mut bytes = serde_json::to_vec_pretty(&doc)?;
         bytes.push(b'\n');
         Ok(bytes)
     }

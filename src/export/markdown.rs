@@ -1,6 +1,6 @@
 //! `summary.md`: the comparison table as Markdown, for pull requests and design docs.
 
-use super::Exporter;
+use super::{ExportError, Exporter};
 use crate::engine::RunReport;
 use crate::metrics::SummaryRow;
 
@@ -35,7 +35,7 @@ impl Exporter for MarkdownExporter {
     fn file_name(&self) -> &'static str {
         "summary.md"
     }
-    fn render(&self, report: &RunReport) -> Result<Vec<u8>, String> {
+    fn render(&self, report: &RunReport) -> Result<Vec<u8>, ExportError> {
         Ok(summary_table(&report.summaries()).into_bytes())
     }
 }

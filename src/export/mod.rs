@@ -5,6 +5,7 @@
 
 mod bundle;
 mod csv_out;
+mod error;
 mod json;
 mod markdown;
 pub mod reference;
@@ -16,8 +17,10 @@ use std::path::Path;
 
 use crate::engine::RunReport;
 
+pub use crate::signals::{InstallError, Interrupted};
 pub use bundle::OutputDir;
 pub use csv_out::{RequestsCsv, SummaryCsv};
+pub use error::{Cause, ExportError};
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
 pub use table::{align, render_table, render_table_with};
@@ -27,16 +30,17 @@ pub trait Exporter {
     /// File name inside the output directory.
     fn file_name(&self) -> &'static str;
     /// The file's bytes.
-    fn render(&self, report: &RunReport) -> Result<Vec<u8>, String>;
+    fn render(&self, report: &RunReport) -> Result<Vec<u8>, ExportError>;
 }
 
-/// Extra formats for `--format`.
-// No doc comments on the variants: clap would print them as each value's help.
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Extra formats for `--format` (the binary's mirror in `cli/values.rs` carries the help text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// The two CSV files only.
     Csv,
+    /// The CSVs and `run.json`.
     Json,
+    /// The CSVs and `summary.md`.
     Markdown,
 }
 
@@ -54,50 +58,53 @@ pub fn exporters(format: Format) -> Vec<Box<dyn Exporter>> {
 /// Writes `bytes` to `path` through a temporary file and a rename. The file is synced to disk
 /// before the rename, except inside an [`OutputDir`]'s staging directory, whose commit syncs the
 /// whole directory once.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
     let sync = !bundle::in_staging(path);
     write_atomic_with(path, |tmp| {
-        let mut f = std::fs::File::create(tmp).map_err(|e| e.to_string())?;
-        f.write_all(bytes).map_err(|e| e.to_string())?;
+        let mut f = std::fs::File::create(tmp)?;
+        f.write_all(bytes)?;
         if sync {
-            f.sync_all().map_err(|e| e.to_string())?;
+            f.sync_all()?;
         }
-        Ok(())
+        Ok::<(), std::io::Error>(())
     })
 }
 
 /// Lets `write` fill a temporary file next to `path` (same extension, so encoders that pick the
 /// format from the name still work), then renames it into place; on any failure the temporary
 /// file is removed and `path` is left as it was.
-pub fn write_atomic_with(
+pub fn write_atomic_with<E: Into<Cause>>(
     path: &Path,
-    write: impl FnOnce(&Path) -> Result<(), String>,
-) -> Result<(), String> {
+    write: impl FnOnce(&Path) -> Result<(), E>,
+) -> Result<(), ExportError> {
     crate::signals::install()?;
-    crate::signals::check().map_err(|e| format!("{}: not written: {e}", path.display()))?;
+    crate::signals::check().map_err(|source| ExportError::NotWritten {
+        path: path.to_path_buf(),
+        source,
+    })?;
     write_through_temp(path, write, true)
 }
 
 /// [`write_atomic`] that finishes even when a signal arrived: for the last step of a transaction
 /// whose other steps already happened.
-pub(crate) fn write_atomic_uninterrupted(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write_atomic_uninterrupted(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
     write_through_temp(
         path,
         |tmp| {
-            let mut f = std::fs::File::create(tmp).map_err(|e| e.to_string())?;
-            f.write_all(bytes).map_err(|e| e.to_string())?;
-            f.sync_all().map_err(|e| e.to_string())
+            let mut f = std::fs::File::create(tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()
         },
         false,
     )
 }
 
-fn write_through_temp(
+fn write_through_temp<E: Into<Cause>>(
     path: &Path,
-    write: impl FnOnce(&Path) -> Result<(), String>,
+    write: impl FnOnce(&Path) -> Result<(), E>,
     interruptible: bool,
-) -> Result<(), String> {
-    match target::file_target("output", path).map_err(|e| e.to_string())? {
+) -> Result<(), ExportError> {
+    match target::file_target("output", path)? {
         target::FileTarget::Replace(resolved) => {
             replace_through_temp(path, &resolved, write, interruptible)
         }
@@ -107,12 +114,15 @@ fn write_through_temp(
 
 /// Writes a stream output (a device, a FIFO, `/dev/stdout`): the bytes are made in a private
 /// temporary file (encoders pick the format from its name), then copied through, appending.
-fn write_stream(
+fn write_stream<E: Into<Cause>>(
     path: &Path,
-    write: impl FnOnce(&Path) -> Result<(), String>,
-) -> Result<(), String> {
+    write: impl FnOnce(&Path) -> Result<(), E>,
+) -> Result<(), ExportError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("tmp");
-    let fail = |e: String| format!("{}: cannot write: {e}", path.display());
+    let fail = |source: Cause| ExportError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -120,37 +130,33 @@ fn write_stream(
     // link is written through.
     let scratch =
         std::env::temp_dir().join(format!(".plancache-stream-{}-{nanos}", std::process::id()));
-    std::fs::create_dir(&scratch).map_err(|e| fail(e.to_string()))?;
+    std::fs::create_dir(&scratch).map_err(|e| fail(e.into()))?;
     let tmp = scratch.join(format!("out.{ext}"));
-    let result = write(&tmp).and_then(|()| copy_into(&tmp, path));
+    let result = write(&tmp)
+        .map_err(Into::into)
+        .and_then(|()| copy_into(&tmp, path).map_err(Cause::from));
     let _ = std::fs::remove_dir_all(&scratch);
     result.map_err(fail)
 }
 
 /// Appends the bytes of `from` to the stream `to`.
-fn copy_into(from: &Path, to: &Path) -> Result<(), String> {
-    let mut from = std::fs::File::open(from).map_err(|e| e.to_string())?;
-    let mut to = std::fs::OpenOptions::new()
-        .append(true)
-        .open(to)
-        .map_err(|e| e.to_string())?;
-    std::io::copy(&mut from, &mut to)
-        .and_then(|_| to.flush())
-        .map_err(|e| e.to_string())
+fn copy_into(from: &Path, to: &Path) -> Result<(), std::io::Error> {
+    let mut from = std::fs::File::open(from)?;
+    let mut to = std::fs::OpenOptions::new().append(true).open(to)?;
+    std::io::copy(&mut from, &mut to).and_then(|_| to.flush())
 }
 
-fn replace_through_temp(
+fn replace_through_temp<E: Into<Cause>>(
     path: &Path,
     resolved: &Path,
-    write: impl FnOnce(&Path) -> Result<(), String>,
+    write: impl FnOnce(&Path) -> Result<(), E>,
     interruptible: bool,
-) -> Result<(), String> {
+) -> Result<(), ExportError> {
     let dir = resolved
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(ExportError::io(dir, "cannot create directory"))?;
     let name = resolved
         .file_name()
         .and_then(|n| n.to_str())
@@ -161,19 +167,35 @@ fn replace_through_temp(
         .unwrap_or("tmp");
     let tmp = dir.join(format!(".{name}.tmp-{}.{ext}", std::process::id()));
     let result = write(&tmp)
+        .map_err(Into::into)
         .and_then(|()| {
             if interruptible {
-                crate::signals::check()
+                crate::signals::check().map_err(Cause::from)
             } else {
                 Ok(())
             }
         })
-        .and_then(|()| std::fs::rename(&tmp, resolved).map_err(|e| e.to_string()))
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()));
+        .and_then(|()| std::fs::rename(&tmp, resolved).map_err(Cause::from))
+        .map_err(|source| ExportError::Write {
+            path: path.to_path_buf(),
+            source,
+        });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The signal (SIGINT, SIGTERM) that stopped the writers, if one arrived: the binary exits with
+/// 128 + its number.
+pub fn interrupted_by() -> Option<i32> {
+    crate::signals::received()
+}
+
+/// `Err` once SIGINT or SIGTERM arrived: a loop writing many files into an [`OutputDir`] calls
+/// this between files and stops.
+pub fn check_interrupted() -> Result<(), Interrupted> {
+    crate::signals::check()
 }
 
 /// Renders every exporter and writes its file into `dir`.
@@ -181,12 +203,12 @@ pub fn write_all(
     dir: &Path,
     report: &RunReport,
     exporters: &[Box<dyn Exporter>],
-) -> Result<(), String> {
+) -> Result<(), ExportError> {
     // Render everything first: nothing is written when any format fails.
     let rendered = exporters
         .iter()
         .map(|e| Ok((e.file_name(), e.render(report)?)))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, ExportError>>()?;
     for (name, bytes) in rendered {
         write_atomic(&dir.join(name), &bytes)?;
     }

@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::{StreamKind, Transcript};
+use super::{ImportError, StreamKind, Transcript};
+use crate::util::ScenarioError;
 
 /// Which harness wrote a transcript (the import module's [`super::Harness`]).
 pub use super::Harness as TranscriptKind;
@@ -63,10 +64,10 @@ const MAX_DEPTH: usize = 6;
 /// `~/.claude/projects/<project>/<session>.jsonl` + `<session>/subagents/agent-*.jsonl`;
 /// Codex ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl). Deterministic order. Strict: an entry
 /// that cannot be read is an error; [`discover_readable`] lists it and goes on.
-pub fn discover(root: &Path) -> Result<Vec<SessionFiles>, String> {
+pub fn discover(root: &Path) -> Result<Vec<SessionFiles>, ImportError> {
     let found = discover_readable(root)?;
     match found.not_read.first() {
-        Some(bad) => Err(format!("{bad}")),
+        Some(bad) => Err(ImportError::NotRead(bad.clone())),
         None => Ok(found.sessions),
     }
 }
@@ -113,12 +114,10 @@ pub fn not_read_text(not_read: &[NotRead]) -> String {
 /// a device, an unreadable file or folder, a symbolic link loop, a dangling link or a link to a
 /// folder named `*.jsonl` is listed in [`Found::not_read`] with its reason and the rest is read.
 /// Only a root that cannot be read, or a folder where nothing at all can be read, is an error.
-pub fn discover_readable(root: &Path) -> Result<Found, String> {
+pub fn discover_readable(root: &Path) -> Result<Found, ImportError> {
     let meta = std::fs::metadata(root).map_err(|e| {
-        format!(
-            "{}: cannot read: {e}\n  hint: give a transcript file or a folder of transcripts",
-            root.display()
-        )
+        ScenarioError::new(root, None, format!("cannot read: {e}"))
+            .with_hint("give a transcript file or a folder of transcripts")
     })?;
     if meta.is_file() {
         return Ok(Found {
@@ -129,7 +128,7 @@ pub fn discover_readable(root: &Path) -> Result<Found, String> {
     let mut files = Vec::new();
     let mut not_read = Vec::new();
     std::fs::read_dir(root)
-        .map_err(|e| format!("{}: cannot list the folder: {e}", root.display()))?;
+        .map_err(|e| ScenarioError::new(root, None, format!("cannot list the folder: {e}")))?;
     walk(root, 0, &mut files, &mut not_read);
     // A session folder (`<project>/<session>/`, holding `subagents/`) belongs with its main file
     // `<project>/<session>.jsonl` beside it.
@@ -139,14 +138,10 @@ pub fn discover_readable(root: &Path) -> Result<Found, String> {
         }
     }
     if files.is_empty() {
-        let mut message = format!(
-            "{}: no transcript (*.jsonl) found that can be read\n  hint: give a session file, a session folder, or a projects folder such as ~/.claude/projects",
-            root.display()
-        );
-        if !not_read.is_empty() {
-            message = format!("{message}\n{}", not_read_text(&not_read));
-        }
-        return Err(message);
+        return Err(ImportError::NothingReadable {
+            root: root.to_path_buf(),
+            not_read,
+        });
     }
     files.sort();
     Ok(Found {
@@ -277,15 +272,13 @@ fn stem_of(p: &Path) -> String {
 /// The kind of a transcript from its first records: Codex rollouts are `{type, payload}`
 /// envelopes (`session_meta`, `turn_context`, `response_item`, `event_msg`); anything else is
 /// read as Claude Code. A file that cannot be opened is an error naming it.
-pub fn sniff_kind(path: &Path) -> Result<TranscriptKind, String> {
+pub fn sniff_kind(path: &Path) -> Result<TranscriptKind, ImportError> {
     if name_of(path).starts_with("rollout-") {
         return Ok(TranscriptKind::Codex);
     }
     let f = std::fs::File::open(path).map_err(|e| {
-        format!(
-            "{}: cannot read transcript: {e}\n  hint: check the path",
-            path.display()
-        )
+        ScenarioError::new(path, None, format!("cannot read transcript: {e}"))
+            .with_hint("check the path")
     })?;
     // Only the first few lines, each read up to a bounded length: a huge first line must not be
     // read whole just to tell the kind.
@@ -296,7 +289,7 @@ pub fn sniff_kind(path: &Path) -> Result<TranscriptKind, String> {
             .by_ref()
             .take(64 * 1024)
             .read_until(b'\n', &mut line)
-            .map_err(|e| format!("{}: cannot read transcript: {e}", path.display()))?;
+            .map_err(|e| ScenarioError::new(path, None, format!("cannot read transcript: {e}")))?;
         if n == 0 {
             break;
         }
@@ -320,15 +313,14 @@ pub fn sniff_kind(path: &Path) -> Result<TranscriptKind, String> {
 }
 
 /// Groups an explicit list of files into sessions (a subagent file joins its main file).
-pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
+pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, ImportError> {
     // Key: (project folder, session id, kind rank) so the order is deterministic.
     let mut sessions: BTreeMap<(PathBuf, String, u8), SessionFiles> = BTreeMap::new();
     for f in files {
         if !f.is_file() {
-            return Err(format!(
-                "{}: not a file\n  hint: give transcript files (*.jsonl) or use a folder",
-                f.display()
-            ));
+            return Err(ScenarioError::new(f, None, "not a file")
+                .with_hint("give transcript files (*.jsonl) or use a folder")
+                .into());
         }
         let kind = sniff_kind(f)?;
         let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -366,12 +358,11 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
         } else {
             match &entry.main {
                 Some(m) if m != f => {
-                    return Err(format!(
-                        "{} and {} are both the main transcript of session {}\n  hint: give each file once",
-                        m.display(),
-                        f.display(),
-                        entry.session_id
-                    ))
+                    return Err(ImportError::TwoMains {
+                        first: m.clone(),
+                        second: f.clone(),
+                        session: entry.session_id.clone(),
+                    })
                 }
                 _ => entry.main = Some(f.clone()),
             }
@@ -385,7 +376,7 @@ pub fn group(files: &[PathBuf]) -> Result<Vec<SessionFiles>, String> {
 /// A main Claude Code file brings its subagent files along (`<session>/subagents/agent-*.jsonl`,
 /// and 2.0.x `agent-*.jsonl` beside it naming its session): they ran against the same account
 /// cache, so they belong in its replay.
-fn attach_subagents(out: &mut [SessionFiles]) -> Result<(), String> {
+fn attach_subagents(out: &mut [SessionFiles]) -> Result<(), ImportError> {
     // Each folder's 2.0.x agent files, listed and read once (not once per session in it).
     let mut agents_by_dir: HashMap<PathBuf, Vec<(PathBuf, String)>> = HashMap::new();
     for s in out.iter_mut() {
@@ -449,13 +440,13 @@ fn sibling_agents_in(dir: &Path) -> Vec<(PathBuf, String)> {
 
 /// The subagent files beside a main Claude Code transcript `<session>.jsonl`:
 /// `<session>/subagents/agent-*.jsonl`, sorted (none when the folder does not exist).
-fn subagent_files_of(main: &Path) -> Result<Vec<PathBuf>, String> {
+fn subagent_files_of(main: &Path) -> Result<Vec<PathBuf>, ImportError> {
     let dir = main.with_extension("").join("subagents");
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
     let entries = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: cannot list the folder: {e}", dir.display()))?;
+        .map_err(|e| ScenarioError::new(&dir, None, format!("cannot list the folder: {e}")))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -491,7 +482,7 @@ fn codex_project(dir: &Path) -> String {
 /// Reads every file of a session into one [`Transcript`]: the main file's streams first (with
 /// any inline sidechains), then one stream per subagent file, named after the file
 /// (`agent-<id>`). The transcript is named after the session.
-pub fn read_session(files: &SessionFiles) -> Result<Transcript, String> {
+pub fn read_session(files: &SessionFiles) -> Result<Transcript, ImportError> {
     let mut t = match &files.main {
         Some(m) => files.kind.read(m)?,
         None => Transcript::default(),

@@ -8,6 +8,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod discover;
+mod error;
 pub mod scenario;
 pub mod tool_sizes;
 
@@ -16,6 +17,7 @@ use std::fmt;
 use crate::plan_mode::Mode;
 use crate::prompt::Ttl;
 
+pub use error::ImportError;
 pub use scenario::{
     build_scenarios, build_scenarios_with, check_sizes, is_fork, Events, ImportOptions,
     ImportedScenario, TtlChoice,
@@ -270,11 +272,11 @@ pub fn harness_ttl(version: Option<&str>, kind: StreamKind) -> Option<Ttl> {
 }
 
 /// `--ttl 5m|1h`: the TTL the user knows the harness asked for.
-pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
+pub fn parse_ttl(s: &str) -> Result<Ttl, ImportError> {
     match s {
         "5m" => Ok(Ttl::FiveMinutes),
         "1h" => Ok(Ttl::OneHour),
-        other => Err(format!("`{other}` is not a cache TTL; use 5m or 1h")),
+        other => Err(ImportError::Ttl(other.to_string())),
     }
 }
 
@@ -364,13 +366,11 @@ impl Harness {
 
     /// The harness of a transcript kind's name (`claude-code`, `codex`), or an error
     /// naming the known kinds.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, ImportError> {
         match s {
             "claude-code" => Ok(Harness::ClaudeCode),
             "codex" => Ok(Harness::Codex),
-            other => Err(format!(
-                "unknown transcript kind `{other}`; known kinds: claude-code, codex"
-            )),
+            other => Err(ImportError::Harness(other.to_string())),
         }
     }
 
@@ -378,12 +378,10 @@ impl Harness {
     /// line being parsed and what the parser keeps. A line that is not UTF-8 text is skipped
     /// (listed in `skipped` with its line), not the file; a file past the input limit or that
     /// cannot be read is an error naming it.
-    pub fn read(self, path: &std::path::Path) -> Result<Transcript, String> {
+    pub fn read(self, path: &std::path::Path) -> Result<Transcript, ImportError> {
         let fail = |e: String| {
-            format!(
-                "{}: {e}\n  hint: check the path, or raise the limit it names",
-                path.display()
-            )
+            crate::util::ScenarioError::new(path, None, e)
+                .with_hint("check the path, or raise the limit it names")
         };
         let file =
             std::fs::File::open(path).map_err(|e| fail(format!("cannot read transcript: {e}")))?;
@@ -393,7 +391,7 @@ impl Harness {
             Harness::Codex => codex::parse_lines(&mut lines),
         };
         if let Some(e) = lines.error {
-            return Err(fail(e));
+            return Err(fail(e).into());
         }
         t.lines += lines.not_text.len();
         t.skipped.extend(lines.not_text);

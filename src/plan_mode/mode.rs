@@ -4,23 +4,23 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Whether a tool only reads or can change the user's files and system.
-// No doc comments on the variants: `plancache schema` would print them as descriptions.
-#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Access {
+    /// Only reads: allowed in plan mode.
     #[default]
     Read,
+    /// Can change files or the system: refused in plan mode.
     Write,
 }
 
 /// Which plan-mode transition an approval answers.
-// No doc comments on the variants: `plancache schema` would print them as descriptions.
-#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Target {
+    /// Entering plan mode.
     Enter,
+    /// Leaving it: the plan is approved.
     Exit,
 }
 

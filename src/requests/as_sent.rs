@@ -66,13 +66,24 @@ fn replies(s: &StreamScenario) -> Vec<(usize, u64)> {
         .collect()
 }
 
+/// Why a log could not be replayed as sent.
+#[derive(Debug, thiserror::Error)]
+pub enum AsSentError {
+    /// The cache model cannot be built.
+    #[error(transparent)]
+    Cache(#[from] crate::cache::CacheError),
+    /// A request on a model the price table does not list: the log, the request's place, why.
+    #[error(transparent)]
+    Unpriced(Box<crate::util::ScenarioError>),
+}
+
 /// The as-sent replays of every stream scenario of `log`, one per cache model of the run.
 pub fn replays(
     log: &BuiltLog,
     streams: &[StreamScenario],
     caches: &[String],
     env: &ReplayEnv,
-) -> Result<Vec<Replay>, String> {
+) -> Result<Vec<Replay>, AsSentError> {
     let mut prices = env.prices.clone();
     prices.pin(log.requests.iter().map(|r| r.request.model.as_str()));
     let log = without_trailers(log);
@@ -111,7 +122,7 @@ fn replay(
     env: &ReplayEnv,
     prices: &crate::cache::PriceTable,
     charges_writes: bool,
-) -> Result<Replay, String> {
+) -> Result<Replay, AsSentError> {
     let mut rows: Vec<RequestRow> = Vec::new();
     let replies = replies(s);
     let mut previous_prompt: Option<u64> = None;
@@ -122,12 +133,11 @@ fn replay(
         .filter(|(r, _)| r.request.stream == s.stream && r.body.is_some());
     for ((r, o), &(step, output)) in sent.zip(&replies) {
         let model = prices.get(&r.request.model).ok_or_else(|| {
-            format!(
-                "{}: {}: {}",
-                log.file.display(),
-                r.place,
-                prices.unknown_model(&r.request.model)
-            )
+            AsSentError::Unpriced(Box::new(crate::util::ScenarioError::new(
+                &log.file,
+                Some(r.place.clone()),
+                prices.unknown_model(&r.request.model),
+            )))
         })?;
         let broke = previous_prompt.is_some_and(|p| o.cached_tokens < p);
         previous_prompt = Some(o.prompt_tokens);

@@ -159,11 +159,15 @@ fn is_system_role(m: &Value) -> bool {
 /// Anthropic Messages or OpenAI Chat Completions: `system`, then `messages`. In Chat
 /// Completions, the leading `system` / `developer` messages are the system level (a later one
 /// is a mid-conversation message).
-fn messages_pieces(v: &Value, url: &str, pieces: &mut Vec<Piece>) -> Result<&'static str, String> {
+fn messages_pieces(
+    v: &Value,
+    url: &str,
+    pieces: &mut Vec<Piece>,
+) -> Result<&'static str, BodyError> {
     let msgs = v
         .get("messages")
         .and_then(Value::as_array)
-        .ok_or("the body has no `messages` list")?;
+        .ok_or(BodyError::NoMessages)?;
     let chat = v.get("system").is_none()
         && v.get("anthropic_version").is_none()
         && (url.contains("chat/completions") || msgs.iter().any(is_system_role));
@@ -199,6 +203,20 @@ fn messages_pieces(v: &Value, url: &str, pieces: &mut Vec<Piece>) -> Result<&'st
     Ok(if chat { "openai-chat" } else { "anthropic" })
 }
 
+/// A request body of no shape plancache reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    /// Not a JSON object.
+    #[error("the request body is not a JSON object")]
+    NotObject,
+    /// No model in the body or the URL.
+    #[error("the body names no model (and the URL is not a Bedrock /model/ URL)")]
+    NoModel,
+    /// A Messages or Chat Completions body without its `messages`.
+    #[error("the body has no `messages` list")]
+    NoMessages,
+}
+
 /// The model of a Bedrock `invoke` URL: `/model/<id>/invoke[-with-response-stream]`.
 fn bedrock_model(url: &str) -> Option<String> {
     let rest = url.split("/model/").nth(1)?;
@@ -208,16 +226,16 @@ fn bedrock_model(url: &str) -> Option<String> {
 
 impl Body {
     /// Parses a body; `url` supplies the model when the body has none (Bedrock).
-    pub fn parse(v: &Value, url: &str) -> Result<Body, String> {
+    pub fn parse(v: &Value, url: &str) -> Result<Body, BodyError> {
         if !v.is_object() {
-            return Err("the request body is not a JSON object".into());
+            return Err(BodyError::NotObject);
         }
         let model = v
             .get("model")
             .and_then(Value::as_str)
             .map(String::from)
             .or_else(|| bedrock_model(url))
-            .ok_or("the body names no model (and the URL is not a Bedrock /model/ URL)")?;
+            .ok_or(BodyError::NoModel)?;
         let mut pieces = Vec::new();
         for (i, t) in v
             .get("tools")

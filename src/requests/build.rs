@@ -499,7 +499,7 @@ pub fn build_log(path: &Path, exchanges: &[Exchange]) -> Result<BuiltLog, LogErr
     for (ex, &at) in exchanges.iter().zip(&times) {
         let body = match &ex.body {
             Some(b) => Some(Body::parse(b, &ex.url).map_err(|e| {
-                LogError::new(path, &ex.place, e, "the request must be an Anthropic Messages, OpenAI Chat Completions or Responses body")
+                LogError::new(path, &ex.place, e.to_string(), "the request must be an Anthropic Messages, OpenAI Chat Completions or Responses body")
             })?),
             None => None,
         };

@@ -23,12 +23,13 @@ pub const TOKENS_HEADER: &str = "x-plancache-segment-tokens";
 /// Epoch of exported clocks: 2026-01-01T00:00:00Z, in ms (the replay's clock starts at 0).
 const EPOCH_MS: u64 = 1_767_225_600_000;
 
-/// The log formats `export requests` writes.
-// No doc comments on the variants: clap would print them as each value's help.
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The log formats `export requests` writes (the binary's mirror in `cli/values.rs` carries the
+/// help text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportKind {
+    /// claude-trace's JSONL: one request/response pair per line.
     ClaudeTrace,
+    /// An HTTP Archive (HAR 1.2), as browsers and mitmproxy write.
     Har,
 }
 

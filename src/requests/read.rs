@@ -32,7 +32,7 @@ use super::usage::{verdict, Usage};
 use super::{Exchange, LogError};
 
 /// The kinds of log `import requests` and `explain` read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogKind {
     /// VCR cassette (YAML `interactions`).
     Vcr,

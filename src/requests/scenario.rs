@@ -37,8 +37,8 @@ pub struct StreamScenario {
 
 impl StreamScenario {
     /// The TOML text, with a header naming the source and the notes.
-    pub fn to_toml(&self, source: &str) -> Result<String, String> {
-        let body = toml::to_string(&self.scenario).map_err(|e| e.to_string())?;
+    pub fn to_toml(&self, source: &str) -> Result<String, toml::ser::Error> {
+        let body = toml::to_string(&self.scenario)?;
         let mut head = format!(
             "# Imported by `plancache import requests` from {} (stream {}).\n# Token sizes: o200k counts of the real bodies, scaled to the billed usage.\n",
             source.replace('\n', " "),

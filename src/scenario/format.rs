@@ -862,19 +862,46 @@ impl<'de> Deserialize<'de> for WaitDuration {
 }
 
 /// Parses a keep-alive setting: a duration, or `"off"` for none.
-pub fn parse_keepalive(text: &str) -> Result<Option<Duration>, String> {
+pub fn parse_keepalive(text: &str) -> Result<Option<Duration>, KeepaliveError> {
     if text.trim() == "off" {
         return Ok(None);
     }
-    let d = humantime::parse_duration(text).map_err(|e| {
-        format!("invalid keepalive `{text}` ({e}); write e.g. \"4m30s\", or \"off\"")
+    let d = humantime::parse_duration(text).map_err(|source| KeepaliveError::Invalid {
+        text: text.to_string(),
+        source,
     })?;
     if d.is_zero() {
-        return Err(format!(
-            "keepalive `{text}` is zero; write an interval such as \"4m30s\", or \"off\""
-        ));
+        return Err(KeepaliveError::Zero {
+            text: text.to_string(),
+        });
     }
     Ok(Some(d))
+}
+
+/// A keep-alive setting that is neither an interval nor `off`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KeepaliveError {
+    /// Not a duration.
+    #[error("invalid keepalive `{text}` ({source}); write e.g. \"4m30s\", or \"off\"")]
+    Invalid {
+        /// As given.
+        text: String,
+        /// Why it is no duration.
+        source: humantime::DurationError,
+    },
+    /// A zero interval.
+    #[error("keepalive `{text}` is zero; write an interval such as \"4m30s\", or \"off\"")]
+    Zero {
+        /// As given.
+        text: String,
+    },
+}
+
+/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
+impl From<KeepaliveError> for String {
+    fn from(e: KeepaliveError) -> String {
+        e.to_string()
+    }
 }
 
 /// `keepalive = "4m30s"` or `"off"`.

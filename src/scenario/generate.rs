@@ -151,31 +151,35 @@ const MAX_TOOLS: u32 = 2000;
 
 impl GeneratorParams {
     /// Checks the parameters; `generate` clamps what this rejects to the nearest valid value.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), GenerateError> {
         let core = CORE_TOOLS.len() as u32 + 2;
         if self.tools < core {
-            return Err(format!(
-                "tools = {} is below the {core} core tools",
-                self.tools
-            ));
+            return Err(GenerateError::BelowCore {
+                tools: self.tools,
+                core,
+            });
         }
         let floor = self.min_tool_tokens();
         if self.tool_tokens < floor {
-            return Err(format!(
-                "tool_tokens = {} is below {floor} (50 per tool plus the plan tools)",
-                self.tool_tokens
-            ));
+            return Err(GenerateError::ToolTokens {
+                tokens: self.tool_tokens,
+                floor,
+            });
         }
         for (what, r) in [
             ("result_tokens", self.result_tokens),
             ("reply_tokens", self.reply_tokens),
         ] {
             if r.min > r.max {
-                return Err(format!("{what}: min {} exceeds max {}", r.min, r.max));
+                return Err(GenerateError::Range {
+                    what,
+                    min: r.min,
+                    max: r.max,
+                });
             }
         }
         if self.max_parallel_calls == 0 {
-            return Err("max_parallel_calls must be at least 1".into());
+            return Err(GenerateError::NoParallelCalls);
         }
         // Bounds that keep a generated session a session (and its replay in memory): far above
         // any real plan session, far below what would exhaust the machine.
@@ -189,7 +193,7 @@ impl GeneratorParams {
             ("tools", self.tools, 1_000),
         ] {
             if n > limit {
-                return Err(format!("{what} = {n} is above the limit of {limit}"));
+                return Err(GenerateError::AboveLimit { what, n, limit });
             }
         }
         for (what, n) in [
@@ -204,23 +208,24 @@ impl GeneratorParams {
             ("reply_tokens max", self.reply_tokens.max),
         ] {
             if n as i64 > crate::scenario::MAX_TOKENS {
-                return Err(format!(
-                    "{what} = {n} is larger than any prompt (limit {})",
-                    crate::scenario::MAX_TOKENS
-                ));
+                return Err(GenerateError::AbovePrompt { what, n });
             }
         }
         if self.subagents > 0 && self.subagent_rounds == 0 {
-            return Err("subagent_rounds must be at least 1 when subagents > 0".into());
+            return Err(GenerateError::NoSubagentRounds);
         }
-        humantime::parse_duration(&self.review_wait)
-            .map_err(|e| format!("review_wait `{}`: {e}", self.review_wait))?;
+        humantime::parse_duration(&self.review_wait).map_err(|source| {
+            GenerateError::ReviewWait {
+                text: self.review_wait.clone(),
+                source,
+            }
+        })?;
         self.check_budget(crate::budget::Budget::current())
     }
 
     /// Rejects parameters whose largest possible session exceeds the resource budget, before
     /// anything is drawn (the generated scenario is checked again when it is loaded).
-    pub fn check_budget(&self, budget: crate::budget::Budget) -> Result<(), String> {
+    pub fn check_budget(&self, budget: crate::budget::Budget) -> Result<(), GenerateError> {
         let (tokens, steps, streams) = self.worst_case();
         for (what, n, limit, flag) in [
             (
@@ -238,9 +243,12 @@ impl GeneratorParams {
             ),
         ] {
             if n > u128::from(limit) {
-                return Err(format!(
-                    "these parameters can make a session of up to {n} {what}, above the limit of {limit}\n  hint: lower exploration_rounds, rejections, implementation_turns, subagents or the token sizes, or raise the limit with `{flag} N`"
-                ));
+                return Err(GenerateError::OverBudget {
+                    n,
+                    what,
+                    limit,
+                    flag,
+                });
             }
         }
         Ok(())
@@ -612,9 +620,104 @@ fn subagents(p: &GeneratorParams, rng: &mut Rng) -> Vec<AgentSpec> {
 }
 
 /// A scenario as TOML text (the format `load_str` reads back).
-pub fn to_toml(scenario: &Scenario) -> Result<String, String> {
-    toml::to_string(scenario)
-        .map_err(|e| format!("cannot serialize scenario `{}`: {e}", scenario.name))
+pub fn to_toml(scenario: &Scenario) -> Result<String, GenerateError> {
+    toml::to_string(scenario).map_err(|source| GenerateError::Serialize {
+        name: scenario.name.clone(),
+        source,
+    })
+}
+
+/// Generator parameters that are not valid, or a scenario that cannot be written as TOML.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// Fewer tools than the core ones.
+    #[error("tools = {tools} is below the {core} core tools")]
+    BelowCore {
+        /// `tools` as given.
+        tools: u32,
+        /// The core tools plus the plan tools.
+        core: u32,
+    },
+    /// Tool definitions too small for the tools.
+    #[error("tool_tokens = {tokens} is below {floor} (50 per tool plus the plan tools)")]
+    ToolTokens {
+        /// `tool_tokens` as given.
+        tokens: u32,
+        /// The least it may be.
+        floor: u32,
+    },
+    /// A token range whose minimum exceeds its maximum.
+    #[error("{what}: min {min} exceeds max {max}")]
+    Range {
+        /// The range's key.
+        what: &'static str,
+        /// Its minimum.
+        min: u32,
+        /// Its maximum.
+        max: u32,
+    },
+    /// `max_parallel_calls = 0`.
+    #[error("max_parallel_calls must be at least 1")]
+    NoParallelCalls,
+    /// A count above what keeps a generated session a session.
+    #[error("{what} = {n} is above the limit of {limit}")]
+    AboveLimit {
+        /// The key.
+        what: &'static str,
+        /// Its value.
+        n: u32,
+        /// The limit.
+        limit: u32,
+    },
+    /// A size larger than any prompt.
+    #[error(
+        "{what} = {n} is larger than any prompt (limit {})",
+        crate::scenario::MAX_TOKENS
+    )]
+    AbovePrompt {
+        /// The key.
+        what: &'static str,
+        /// Its value.
+        n: u32,
+    },
+    /// Subagents with no rounds.
+    #[error("subagent_rounds must be at least 1 when subagents > 0")]
+    NoSubagentRounds,
+    /// A `review_wait` that is no duration.
+    #[error("review_wait `{text}`: {source}")]
+    ReviewWait {
+        /// As given.
+        text: String,
+        /// Why it is no duration.
+        source: humantime::DurationError,
+    },
+    /// Parameters whose largest session exceeds the resource budget.
+    #[error("these parameters can make a session of up to {n} {what}, above the limit of {limit}\n  hint: lower exploration_rounds, rejections, implementation_turns, subagents or the token sizes, or raise the limit with `{flag} N`")]
+    OverBudget {
+        /// The worst case.
+        n: u128,
+        /// What is counted.
+        what: &'static str,
+        /// The budget's limit.
+        limit: u64,
+        /// The flag that raises it.
+        flag: &'static str,
+    },
+    /// The scenario cannot be written as TOML.
+    #[error("cannot serialize scenario `{name}`: {source}")]
+    Serialize {
+        /// The scenario's name.
+        name: String,
+        /// The serializer's reason.
+        source: toml::ser::Error,
+    },
+}
+
+/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
+impl From<GenerateError> for String {
+    fn from(e: GenerateError) -> String {
+        e.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -739,12 +842,16 @@ mod tests {
             tools: 5,
             ..GeneratorParams::default()
         };
-        assert!(p.validate().unwrap_err().contains("tools = 5"));
+        assert!(p.validate().unwrap_err().to_string().contains("tools = 5"));
         let p = GeneratorParams {
             result_tokens: TokenRange::new(10, 5),
             ..GeneratorParams::default()
         };
-        assert!(p.validate().unwrap_err().contains("result_tokens"));
+        assert!(p
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("result_tokens"));
         assert!(GeneratorParams::default().validate().is_ok());
     }
 }

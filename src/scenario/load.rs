@@ -13,7 +13,7 @@ pub fn load_file(path: &Path) -> Result<Scenario, ScenarioError> {
     let text = match crate::budget::read_text(path, "scenario") {
         Ok(text) => text,
         // Within the size limit but not UTF-8: the full reader says where.
-        Err(e) if e.contains("not UTF-8") => super::messages::read_text(path)
+        Err(crate::budget::InputError::NotUtf8 { .. }) => super::messages::read_text(path)
             .map_err(|utf8| ScenarioError::new(path, None, utf8.to_string()))?,
         Err(e) => {
             return Err(ScenarioError::new(path, None, e).with_hint(

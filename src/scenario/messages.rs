@@ -116,6 +116,8 @@ impl std::fmt::Display for ReadError {
     }
 }
 
+impl std::error::Error for ReadError {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! `params` applies `--model` / `--keepalive` / `--set` to a file's TOML before it is loaded, and
 //! `session` turns a scenario into ready-made segments (tools, system, reminders) for replay.
 
+pub mod files;
 pub mod format;
 pub mod generate;
 mod load;
@@ -12,6 +13,7 @@ pub mod messages;
 pub mod params;
 mod session;
 
+pub use files::{load_sessions, scenario_paths, FilesError};
 pub use format::*;
 pub(crate) use generate::Rng;
 pub use generate::{generate, to_toml, GeneratorParams, TokenRange};

@@ -53,7 +53,9 @@ fn check_axis(axis: &Axis, cache_config: &toml::Table) -> Result<(), String> {
     for v in &axis.values {
         let value = show(v);
         let checked = match name {
-            "strategy" => crate::strategy::parse_list(&value).map(|_| ()),
+            "strategy" => crate::strategy::parse_list(&value)
+                .map(|_| ())
+                .map_err(String::from),
             "cache" => {
                 if cache::CACHE_NAMES.contains(&value.as_str()) {
                     Ok(())
@@ -66,7 +68,7 @@ fn check_axis(axis: &Axis, cache_config: &toml::Table) -> Result<(), String> {
                 }
             }
             "ttl" => parse_ttl(&value).map(|_| ()),
-            "keepalive" => parse_keepalive(&value).map(|_| ()),
+            "keepalive" => parse_keepalive(&value).map(|_| ()).map_err(String::from),
             "model" => Ok(()),
             SCENARIO_AXIS => Err("the scenarios are the command's file arguments".into()),
             _ if is_cache_field(name) => cache_config_with(cache_config, &[(name, v)]).map(|_| ()),
@@ -99,7 +101,7 @@ pub fn cache_config_with(
         }
     }
     let text = toml::to_string(&t).map_err(|e| e.to_string())?;
-    cache::CacheConfig::from_toml_str(&text, "the cache-config axes")
+    cache::CacheConfig::from_toml_str(&text, "the cache-config axes").map_err(|e| e.to_string())
 }
 
 /// A command-line value as TOML (`4096` a number, `true` a boolean), else the string.

@@ -44,9 +44,8 @@ pub struct TraceScenario {
 
 impl TraceScenario {
     /// The scenario as TOML with a header saying where it came from.
-    pub fn to_toml(&self, trace: &Trace) -> Result<String, String> {
-        let body = toml::to_string(&self.scenario)
-            .map_err(|e| format!("cannot write the scenario as TOML: {e}"))?;
+    pub fn to_toml(&self, trace: &Trace) -> Result<String, crate::import::ImportError> {
+        let body = toml::to_string(&self.scenario)?;
         let mut head = format!(
             "# Imported by `plancache import trace` from {} (stream {}, {} requests, {}-token hash blocks).\n# Messages are sized so that each request shares the recorded leading hash blocks with the previous one (docs/workloads.md).\n",
             crate::import::scenario::comment_safe(&trace.file.display().to_string()),

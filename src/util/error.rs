@@ -41,11 +41,11 @@ impl std::error::Error for ScenarioError {}
 
 impl ScenarioError {
     /// An error in `file` at `place` (if known), with no hint or snippet yet.
-    pub fn new(file: &Path, place: Option<String>, message: impl Into<String>) -> Self {
+    pub fn new(file: &Path, place: Option<String>, message: impl fmt::Display) -> Self {
         ScenarioError {
             file: file.to_path_buf(),
             place,
-            message: message.into(),
+            message: message.to_string(),
             hint: None,
             snippet: None,
         }

@@ -20,17 +20,19 @@ use crate::metrics::RequestRow;
 use crate::prompt::{Request, Tokenizer, Ttl};
 use crate::strategy::{self, Strategy};
 
+mod error;
 mod fork;
 pub mod naive;
 mod prepare;
 mod report;
 mod shared;
 
+pub use error::ValidateError;
 pub use naive::{NaiveRead, NaiveRule};
 pub use prepare::{prepare, Prepared};
 
 /// How the first request of each stream is treated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FirstRequest {
     /// Reported, but kept out of the error figures: it may read a prefix an earlier session
     /// wrote, which no replay of this session alone can know.
@@ -40,7 +42,7 @@ pub enum FirstRequest {
 }
 
 /// What the cache holds before a transcript's first request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SharedPrefix {
     /// A cold cache.
     None,
@@ -53,7 +55,7 @@ pub enum SharedPrefix {
 }
 
 /// Which cache the transcripts of one run share.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionCache {
     /// One account's cache: every session on one clock, a session reading what an earlier one
     /// left while it lives (the transcripts are one user's sessions).
@@ -453,11 +455,11 @@ pub fn validate(
     transcripts: &[Transcript],
     opts: &ValidateOptions,
     env: &ReplayEnv,
-) -> Result<Validation, String> {
+) -> Result<Validation, ValidateError> {
     let strategy = strategy::parse_list(&opts.strategy)?
         .into_iter()
         .next()
-        .ok_or("no strategy given")?;
+        .ok_or(ValidateError::NoStrategy)?;
     let mut out = Validation {
         options: opts.clone(),
         checks: Vec::new(),
@@ -482,19 +484,19 @@ pub fn validate(
             Ok(run) => runs.push(run),
             Err(e) if transcripts.len() > 1 => out.skipped.push(Skipped {
                 transcript: t.source.clone(),
-                reason: e,
+                reason: e.to_string(),
             }),
             Err(e) => return Err(e),
         }
     }
     if runs.is_empty() {
-        return Err(format!(
-            "no transcript could be replayed ({} skipped): {}",
-            out.skipped.len(),
-            out.skipped
+        return Err(ValidateError::NoneReplayed {
+            skipped: out.skipped.len(),
+            first: out
+                .skipped
                 .first()
-                .map_or(String::new(), |s| format!("{}: {}", s.transcript, s.reason))
-        ));
+                .map_or(String::new(), |s| format!("{}: {}", s.transcript, s.reason)),
+        });
     }
     // 2. Every stream of every transcript against the one account cache, in send-time order.
     let outcomes = match opts.sessions {
@@ -540,7 +542,7 @@ fn record<'t>(
     prepared: Prepared,
     strategy: &dyn Strategy,
     env: &ReplayEnv,
-) -> Result<Run<'t>, String> {
+) -> Result<Run<'t>, ValidateError> {
     let mut requests = Vec::with_capacity(prepared.sessions.len());
     for (imp, session) in prepared.imported.iter().zip(&prepared.sessions) {
         let mut rec = Recorder {
@@ -548,8 +550,12 @@ fn record<'t>(
             timeline: &imp.timeline,
             requests: Vec::new(),
         };
-        engine::replay(session, strategy, &mut rec, env)
-            .map_err(|e| format!("stream `{}`: {e}", imp.stream))?;
+        engine::replay(session, strategy, &mut rec, env).map_err(|source| {
+            ValidateError::Stream {
+                stream: imp.stream.clone(),
+                source,
+            }
+        })?;
         requests.push(rec.requests);
     }
     Ok(Run {
@@ -589,7 +595,7 @@ fn score(
     env: &ReplayEnv,
     strategy: &dyn Strategy,
     out: &mut Validation,
-) -> Result<(), String> {
+) -> Result<(), ValidateError> {
     let p = &run.prepared;
     let cache = cache::build_with(&opts.cache, &env.prices, &p.config)?;
     for ((imp, session), outcomes) in p.imported.iter().zip(&p.sessions).zip(outcomes) {
@@ -598,8 +604,7 @@ fn score(
             charges_writes: cache.charges_writes(),
             outcomes: outcomes.into_iter(),
         };
-        let replay =
-            engine::replay(session, strategy, &mut play, env).map_err(|e| e.to_string())?;
+        let replay = engine::replay(session, strategy, &mut play, env)?;
         // Only replies stand for recorded requests (imported scenarios send no compaction
         // request and no keep-alive ping, whose rows would be of another kind).
         let rows: Vec<RequestRow> = replay
@@ -623,28 +628,33 @@ pub fn validate_session(
     files: &SessionFiles,
     opts: &ValidateOptions,
     env: &ReplayEnv,
-) -> Result<Validation, String> {
+) -> Result<Validation, ValidateError> {
     let t = read_session(files)?;
     validate(std::slice::from_ref(&t), opts, env)
 }
 
 /// A transcript with no request to compare is bad input (an empty file, a file of another kind,
 /// garbage), never a validation of zero requests.
-fn check_transcript(t: &Transcript) -> Result<(), String> {
+fn check_transcript(t: &Transcript) -> Result<(), ValidateError> {
     if t.streams.iter().any(|s| s.requests().next().is_some()) {
-        return crate::import::check_sizes(t);
+        return Ok(crate::import::check_sizes(t)?);
     }
     let why = t
         .skipped
         .first()
         .map(|s| format!("; first skipped record: {s}"))
         .unwrap_or_default();
-    Err(format!(
-        "{}: no API request with usage found ({} lines read, {} not interpreted{why})\n  hint: is this a transcript of the kind given with --kind (claude-code or codex)?",
-        if t.source.is_empty() { &t.name } else { &t.source },
-        t.lines,
-        t.skipped.len()
-    ))
+    Err(ValidateError::NoUsage {
+        source_name: if t.source.is_empty() {
+            &t.name
+        } else {
+            &t.source
+        }
+        .clone(),
+        lines: t.lines,
+        not_interpreted: t.skipped.len(),
+        first_skipped: why,
+    })
 }
 
 /// The engine names every replayed scenario's stream `main`; in the account's cache each stream

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::harness_config;
+use super::{harness_config, ValidateError};
 use crate::cache::CacheConfig;
 use crate::import::{build_scenarios_with, ImportOptions, ImportedScenario, Item, Transcript};
 use crate::prompt::Tokenizer;
@@ -30,7 +30,7 @@ pub fn prepare(
     opts: &ImportOptions,
     base: &CacheConfig,
     tokenizer: &Arc<Tokenizer>,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, ValidateError> {
     // The caller's tokenizer when it counts in the import's encoding: one memo for every
     // transcript of a run (an account tokenizes each distinct text once).
     let mut imported = if tokenizer.encoding() == opts.encoding {
@@ -43,7 +43,7 @@ pub fn prepare(
     let sessions = imported
         .iter()
         .map(|imp| load(t, imp, tokenizer))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, ValidateError>>()?;
     let origin_ms = t
         .streams
         .iter()
@@ -62,7 +62,7 @@ fn load(
     t: &Transcript,
     imp: &ImportedScenario,
     tokenizer: &Arc<Tokenizer>,
-) -> Result<Session, String> {
+) -> Result<Session, ValidateError> {
     let text = imp.to_toml(&t.source)?;
     let label = format!("{}#{}", t.source, imp.stream);
     Session::new(
@@ -71,5 +71,5 @@ fn load(
         &text,
         tokenizer.clone(),
     )
-    .map_err(|e| e.to_string())
+    .map_err(ValidateError::from)
 }

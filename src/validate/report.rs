@@ -1,14 +1,14 @@
 //! How a validation is written: one CSV row per request, and the Markdown summary (figures per
 //! stream, per transcript and overall, each beside the naive baseline's).
 
-use super::{FirstRequest, RequestCheck, SharedPrefix, Validation};
+use super::{FirstRequest, RequestCheck, SharedPrefix, ValidateError, Validation};
 use crate::import::Events;
 
 impl Validation {
     /// One CSV row per request.
-    pub fn to_csv(&self) -> Result<Vec<u8>, String> {
+    pub fn to_csv(&self) -> Result<Vec<u8>, ValidateError> {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let err = |e: csv::Error| format!("cannot write CSV: {e}");
+        let err = |e: csv::Error| ValidateError::Csv(e.to_string());
         w.write_record([
             "transcript",
             "stream",
@@ -67,7 +67,8 @@ impl Validation {
             ])
             .map_err(err)?;
         }
-        w.into_inner().map_err(|e| format!("cannot write CSV: {e}"))
+        w.into_inner()
+            .map_err(|e| ValidateError::Csv(e.to_string()))
     }
 
     /// The Markdown summary: figures per stream and overall, then the mispredicted requests.

@@ -25,7 +25,7 @@ pub(super) fn replay(
     strategy: &dyn Strategy,
     tokenizer: &Arc<Tokenizer>,
     prices: &cache::PriceTable,
-) -> Result<Outcomes, String> {
+) -> Result<Outcomes, super::ValidateError> {
     let several = runs.len() > 1;
     let mut config = if several {
         account_config(runs)

@@ -51,10 +51,11 @@ fn duration(s: &str) -> Option<Duration> {
 impl Axis {
     /// Parses `kv-blocks=LO..HI` (log steps) or `kv-blocks=A,B,C`, `ttl=5m,1h`,
     /// `keepalive=off,4m30s`.
-    pub fn parse(s: &str) -> Result<Axis, String> {
-        let hint =
-            "expected kv-blocks=1k..1M (or a list 1k,4k,16k), ttl=5m,1h or keepalive=off,4m30s";
-        let bad = |what: &str| format!("-L {s}: {what} ({hint})");
+    pub fn parse(s: &str) -> Result<Axis, super::WorkloadError> {
+        let bad = |what: &str| super::WorkloadError::Axis {
+            spec: s.to_string(),
+            what: what.to_string(),
+        };
         let (key, vals) = s.split_once('=').ok_or_else(|| bad("no `=`"))?;
         match key {
             "kv-blocks" => {
@@ -129,8 +130,8 @@ pub struct CurveChart {
     pub knee: Option<(f64, String)>,
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    format!("cannot draw chart: {e}")
+fn err<E: std::fmt::Display>(e: E) -> crate::chart::ChartError {
+    crate::chart::ChartError::Draw(e.to_string())
 }
 
 fn text(size: u32) -> TextStyle<'static> {
@@ -163,7 +164,7 @@ impl CurveChart {
         area: &DrawingArea<DB, Shift>,
         y_desc: &str,
         y: fn(&Point) -> f64,
-    ) -> Result<(), String>
+    ) -> Result<(), crate::chart::ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -241,7 +242,10 @@ pub fn human(v: f64) -> String {
 }
 
 impl Draw for CurveChart {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> Result<(), crate::chart::ChartError>
     where
         DB::ErrorType: 'static,
     {
@@ -270,6 +274,7 @@ mod tests {
         assert!(Axis::parse("kv-blocks=9..2").is_err());
         assert!(Axis::parse("size=3")
             .unwrap_err()
+            .to_string()
             .contains("unknown parameter"));
     }
 

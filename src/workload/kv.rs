@@ -48,17 +48,13 @@ pub const KV_MODELS: &[KvModel] = &[
 ];
 
 /// The row for `name`, or an error listing the known names.
-pub fn lookup(name: &str) -> Result<&'static KvModel, String> {
-    KV_MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
-        format!(
-            "--kv-model {name}: unknown; known models: {}",
-            KV_MODELS
-                .iter()
-                .map(|m| m.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+pub fn lookup(name: &str) -> Result<&'static KvModel, super::WorkloadError> {
+    KV_MODELS
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| super::WorkloadError::KvModel {
+            name: name.to_string(),
+        })
 }
 
 /// Tokens that `gib` GiB of KV space hold for `model`.
@@ -78,6 +74,9 @@ mod tests {
         assert_eq!(tokens_in(64.0, m), 524_288);
         // DeepSeek-V3: 61 × 576 × 2 = 70,272 bytes.
         assert_eq!(lookup("deepseek-v3").unwrap().bytes_per_token, 70_272);
-        assert!(lookup("gpt-2").unwrap_err().contains("llama-3.1-8b"));
+        assert!(lookup("gpt-2")
+            .unwrap_err()
+            .to_string()
+            .contains("llama-3.1-8b"));
     }
 }

@@ -16,6 +16,8 @@ pub mod kv;
 pub mod replay;
 mod segments;
 
+pub use replay::WorkloadError;
+
 use crate::engine::schedule::Timed;
 use crate::prompt::Request;
 use crate::trace::Trace;
@@ -33,9 +35,9 @@ pub enum Arrivals {
 
 impl Arrivals {
     /// Parses `recorded`, `poisson:RATE` (sessions per second) or `concurrency:N`.
-    pub fn parse(s: &str) -> Result<Arrivals, String> {
-        let bad = || {
-            format!("--arrivals {s}: expected `recorded`, `poisson:RATE` (sessions per second, e.g. poisson:0.05) or `concurrency:N`")
+    pub fn parse(s: &str) -> Result<Arrivals, WorkloadError> {
+        let bad = || WorkloadError::Arrivals {
+            spec: s.to_string(),
         };
         match s.split_once(':') {
             None if s == "recorded" => Ok(Arrivals::Recorded),

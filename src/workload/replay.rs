@@ -44,6 +44,26 @@ pub enum WorkloadError {
         /// What the price table says (the unknown model, with a did-you-mean).
         detail: String,
     },
+    /// A `--kv-model` no row of the KV table has.
+    #[error("--kv-model {name}: unknown; known models: {}", super::kv::KV_MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", "))]
+    KvModel {
+        /// The name given.
+        name: String,
+    },
+    /// An `--arrivals` that is not valid.
+    #[error("--arrivals {spec}: expected `recorded`, `poisson:RATE` (sessions per second, e.g. poisson:0.05) or `concurrency:N`")]
+    Arrivals {
+        /// As given.
+        spec: String,
+    },
+    /// A `-L` curve axis that is not valid.
+    #[error("-L {spec}: {what} (expected kv-blocks=1k..1M (or a list 1k,4k,16k), ttl=5m,1h or keepalive=off,4m30s)")]
+    Axis {
+        /// As given.
+        spec: String,
+        /// The mistake.
+        what: String,
+    },
 }
 
 /// One cache to replay the workload against.
@@ -162,7 +182,7 @@ pub fn run_with_progress(
     let build = || {
         cache::build_with(&spec.name, prices, &spec.config).map_err(|detail| WorkloadError::Cache {
             cache: spec.name.clone(),
-            detail,
+            detail: detail.to_string(),
         })
     };
     build()?;

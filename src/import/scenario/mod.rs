@@ -21,6 +21,7 @@ mod stream;
 
 pub use event::{ImportEvent, PrefixReplay};
 
+use super::ImportError;
 use super::{harness_ttl, ApiRequest, Block, Harness, Item, Stream, StreamKind, Transcript, Usage};
 use crate::plan_mode::Mode;
 use crate::prompt::{Encoding, Tokenizer, Ttl};
@@ -33,7 +34,7 @@ use stream::build_stream;
 type Rounds<'s> = [(&'s ApiRequest, Vec<&'s Item>)];
 
 /// Where the events a scenario replays (breaks of the prompt prefix) come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Events {
     /// Only from the transcript's content and timestamps: the billed cache reads and writes are
     /// never read for anything but the report, so a replay predicts what it is scored on.
@@ -90,13 +91,13 @@ pub enum TtlChoice {
 
 impl TtlChoice {
     /// `--ttl`: `auto`, `version`, `5m` or `1h`.
-    pub fn parse(s: &str) -> Result<TtlChoice, String> {
+    pub fn parse(s: &str) -> Result<TtlChoice, ImportError> {
         match s {
             "auto" => Ok(TtlChoice::Auto),
             "version" => Ok(TtlChoice::Version),
             other => super::parse_ttl(other)
                 .map(TtlChoice::Fixed)
-                .map_err(|_| format!("`{other}` is not a TTL choice; use auto, version, 5m or 1h")),
+                .map_err(|_| ImportError::TtlChoice(other.to_string())),
         }
     }
 }
@@ -179,9 +180,8 @@ pub struct ImportedScenario {
 
 impl ImportedScenario {
     /// The scenario as a TOML file, with a header saying where it came from.
-    pub fn to_toml(&self, source: &str) -> Result<String, String> {
-        let body = toml::to_string(&self.scenario)
-            .map_err(|e| format!("cannot write the scenario as TOML: {e}"))?;
+    pub fn to_toml(&self, source: &str) -> Result<String, ImportError> {
+        let body = toml::to_string(&self.scenario)?;
         let mut head = format!(
             "# Imported by `plancache import` from {} (stream {}).\n# Sizes are derived from the recorded usage (docs/validation.md explains how).\n",
             comment_safe(source),
@@ -245,7 +245,7 @@ pub fn comment_safe(s: &str) -> String {
 /// Rejects a transcript whose recorded usage no scenario could hold: any count (or a request's
 /// whole prompt) above the scenario size limit, or a sum that overflows, is bad input naming
 /// the request and its line.
-pub fn check_sizes(t: &Transcript) -> Result<(), String> {
+pub fn check_sizes(t: &Transcript) -> Result<(), ImportError> {
     let limit = crate::scenario::MAX_TOKENS as u64;
     for s in &t.streams {
         for r in s.requests() {
@@ -268,14 +268,20 @@ pub fn check_sizes(t: &Transcript) -> Result<(), String> {
             match prompt {
                 Some(p) if p <= limit && biggest <= limit => {}
                 _ => {
-                    return Err(format!(
-                        "{}: line {} (request {}, stream {}): recorded usage of {} tokens is larger than any prompt (limit {limit})\n  hint: the usage counts of this record are corrupt; fix or remove the line",
-                        t.source,
-                        r.line,
-                        comment_safe(&r.request_id),
-                        s.name,
-                        prompt.map_or("more than 2^64".to_string(), |p| p.max(biggest).to_string())
-                    ))
+                    let tokens =
+                        prompt.map_or("more than 2^64".to_string(), |p| p.max(biggest).to_string());
+                    return Err(crate::util::ScenarioError::new(
+                        std::path::Path::new(&t.source),
+                        Some(format!(
+                            "line {} (request {}, stream {})",
+                            r.line,
+                            comment_safe(&r.request_id),
+                            s.name
+                        )),
+                        format!("recorded usage of {tokens} tokens is larger than any prompt (limit {limit})"),
+                    )
+                    .with_hint("the usage counts of this record are corrupt; fix or remove the line")
+                    .into());
                 }
             }
         }
