@@ -37,6 +37,7 @@
 //! bring that about) is pinned apart and given its place in the tail-first order on release.
 //! Each stream remembers the blocks it held, so a lookup probes only blocks past them.
 
+use std::collections::hash_map::Entry;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -113,6 +114,7 @@ impl Default for StreamState {
         StreamState {
             auto: AutoStream::default(),
             chain: Vec::new(),
+            chain_model: 0,
             chain_vis: 0,
             first_copy: usize::MAX,
         }
@@ -134,6 +136,8 @@ struct StreamState {
     auto: AutoStream,
     /// (block, generation) in chain order.
     chain: Vec<(usize, u64)>,
+    /// Model key the blocks of `chain` were stored under.
+    chain_model: u64,
     /// Upper bound of the `visible_at` of the blocks in `chain`.
     chain_vis: u64,
     /// Position of the first block of `chain` that is a copy or whose parent is not the block
@@ -164,9 +168,12 @@ pub struct PagedCache {
     /// blocks pinned apart from the last one with their chain position: a shared block whose
     /// parent is not the request's previous block, which only copies bring about).
     running: Vec<Running>,
-    /// Hashes whose block was evicted at some point (not removed when cached again: a lookup
-    /// asks `by_hash` first, so this tells content cached once from content never cached).
-    evicted: HashSetKeyed<(u64, u64)>,
+    /// Every hash a store has cached, evicted since or not: with `by_hash` asked first, this
+    /// tells content evicted from content never cached. A store adds only the hashes past the
+    /// blocks its stream's previous store cached (those are here already), so a stream that
+    /// recomputes a prompt whose blocks were evicted adds nothing: one insert per new block,
+    /// not one per eviction (which cost a probe of a table of millions each).
+    stored: HashSetKeyed<(u64, u64)>,
     /// Younger copies of a cached block (allocated while an equal block was cached), oldest
     /// first: vLLM keeps them all under the hash and finds the oldest; one takes over the hash
     /// when the block it is found through is evicted.
@@ -196,7 +203,7 @@ impl PagedCache {
             next_front: BACK - 1,
             allocations: 0,
             running: Vec::new(),
-            evicted: HashSetKeyed::default(),
+            stored: HashSetKeyed::default(),
             copies: HashKeyed::default(),
             models: ByName::default(),
             streams: Streams::default(),
@@ -354,7 +361,6 @@ impl PagedCache {
                 }
                 None => {
                     self.by_hash.remove(&k);
-                    self.evicted.insert(k);
                 }
             }
         } else if let Some(list) = self.copies.get_mut(&k) {
@@ -443,7 +449,18 @@ impl PagedCache {
     /// when every block is pinned.
     fn fill(&mut self, hash: Option<(u64, u64)>, parent: usize, vis: u64) -> Option<usize> {
         let id = self.allocate()?;
-        let copy = hash.is_some_and(|k| self.by_hash.contains_key(&k));
+        // One probe: the block is a younger copy when its hash is cached already, else it is
+        // the block the hash finds from now on.
+        let copy = match hash {
+            Some(k) => match self.by_hash.entry(k) {
+                Entry::Occupied(_) => true,
+                Entry::Vacant(v) => {
+                    v.insert(id);
+                    false
+                }
+            },
+            None => false,
+        };
         self.blocks[id] = Block {
             hash,
             used: true,
@@ -457,12 +474,8 @@ impl PagedCache {
             generation: self.allocations,
         };
         self.allocations += 1;
-        if let Some(k) = hash {
-            if copy {
-                self.copies.entry(k).or_default().push(id);
-            } else {
-                self.by_hash.insert(k, id);
-            }
+        if let (Some(k), true) = (hash, copy) {
+            self.copies.entry(k).or_default().push(id);
         }
         if parent != NIL {
             self.blocks[parent].children += 1;
@@ -594,7 +607,7 @@ impl CacheModel for PagedCache {
         let next = hashes.get(matched).map(|&h| (mk, h));
         let in_flight = next.is_some_and(|k| self.by_hash.contains_key(&k));
         let raw =
-            matched + usize::from(in_flight || next.is_some_and(|k| self.evicted.contains(&k)));
+            matched + usize::from(in_flight || next.is_some_and(|k| self.stored.contains(&k)));
         let cap = prompt.saturating_sub(1) / bs;
         let cached = bs * (matched as u64).min(cap);
         outcome.cached_tokens = cached;
@@ -646,6 +659,9 @@ impl CacheModel for PagedCache {
         let full = computed / bs;
         st.auto.block_hashes(bs);
         let mut chain = std::mem::take(&mut st.chain);
+        // The stream's previous store cached the leading blocks still in `chain` (the same
+        // tokens, so the same hashes): they are in `stored` already.
+        let prior = if st.chain_model == mk { chain.len() } else { 0 };
         let hashes = &st.auto.block_hashes(bs)[..full];
         // The blocks the lookup found are shared; all others are new allocations.
         let hit = (outcome.cached_tokens as usize / bs).min(full);
@@ -675,6 +691,9 @@ impl CacheModel for PagedCache {
             stored_upto,
             full_pool,
         } = self.link_blocks(mk, hashes, known, &times, start_vis, &mut chain);
+        for &h in hashes.get(prior..chain.len()).unwrap_or_default() {
+            self.stored.insert((mk, h));
+        }
         let mut held = chain.len() as u64;
         if !full_pool && computed % bs != 0 {
             // The partial last block holds a pool slot while the request runs.
@@ -688,6 +707,7 @@ impl CacheModel for PagedCache {
         }
         self.running.push((completed, prev, held, extra));
         st.chain = chain;
+        st.chain_model = mk;
         st.chain_vis = chain_vis;
         st.first_copy = first_copy;
         // Record, for explanations, the segment prefixes that fit in the stored blocks.

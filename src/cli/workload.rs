@@ -188,6 +188,26 @@ impl Ctx {
         .map_err(input)?;
         Ok(replay::totals(self.traces.len(), &res))
     }
+
+    /// [`Ctx::totals`] of an engine's pool and of its `twin`, on requests built once.
+    fn totals_pair(
+        &self,
+        spec: &CacheSpec,
+        twin: &CacheSpec,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<((Vec<Totals>, Totals), (Vec<Totals>, Totals)), CliError> {
+        let (a, b) = replay::run_engine_pair(
+            &self.traces,
+            &self.starts,
+            (spec, twin),
+            &self.opts,
+            &self.prices,
+            bar,
+        )
+        .map_err(input)?;
+        let n = self.traces.len();
+        Ok((replay::totals(n, &a), replay::totals(n, &b)))
+    }
 }
 
 /// One cache's result: per session and overall, with the unbounded pool's for engines.
@@ -231,14 +251,12 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
     let replays = specs.len() + specs.iter().filter(|s| is_engine(&s.name)).count();
     let bar = progress(&args, (replays * ctx.traces.len()) as u64);
     for spec in &specs {
-        // An engine's pool and its unbounded twin are independent replays: one per core.
+        // An engine's pool and its unbounded twin are independent replays (one per core) of
+        // the same requests.
         let ((per, all), unbounded) = if is_engine(&spec.name) {
             let unbounded_spec = spec.clone().with_kv_blocks(None);
-            let (bounded, unbounded) = rayon::join(
-                || ctx.totals(spec, &bar),
-                || ctx.totals(&unbounded_spec, &bar),
-            );
-            (bounded?, Some(unbounded?))
+            let (bounded, unbounded) = ctx.totals_pair(spec, &unbounded_spec, &bar)?;
+            (bounded, Some(unbounded))
         } else {
             (ctx.totals(spec, &bar)?, None)
         };
