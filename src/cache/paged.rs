@@ -86,8 +86,9 @@ struct Block {
     used: bool,
     /// A younger copy of a block cached under the same hash (see `PagedCache::copies`).
     copy: bool,
-    /// The block before this one in its chain (`NIL` for a first block).
-    parent: usize,
+    /// The block before this one in its chain (`u32::MAX` for a first block; see
+    /// [`Block::parent`]): a 32-bit id keeps the block at 64 bytes, where a `usize` made it 72.
+    parent: u32,
     /// Cached blocks whose parent this is.
     children: u32,
     /// Running requests whose held blocks end here (each pins the whole chain above).
@@ -104,6 +105,30 @@ struct Block {
 }
 
 const NIL: usize = usize::MAX;
+
+/// Most blocks a pool holds: ids fit in 32 bits (a pool that large needs 256 GiB for its
+/// blocks alone).
+const MAX_BLOCKS: usize = u32::MAX as usize;
+
+impl Block {
+    /// The block before this one in its chain (`NIL` for a first block).
+    fn parent(&self) -> usize {
+        if self.parent == u32::MAX {
+            NIL
+        } else {
+            self.parent as usize
+        }
+    }
+}
+
+/// `id` as a block's parent field.
+fn parent_id(id: usize) -> u32 {
+    if id == NIL {
+        u32::MAX
+    } else {
+        id as u32
+    }
+}
 
 /// Free-list positions from here up are handed out to blocks appended at the back; those below
 /// to blocks put in front, counting down.
@@ -172,8 +197,12 @@ pub struct PagedCache {
     /// tells content evicted from content never cached. A store adds only the hashes past the
     /// blocks its stream's previous store cached (those are here already), so a stream that
     /// recomputes a prompt whose blocks were evicted adds nothing: one insert per new block,
-    /// not one per eviction (which cost a probe of a table of millions each).
+    /// not one per eviction (which cost a probe of a table of millions each). Empty until the
+    /// first eviction: until then every hash stored is still in `by_hash` (so a pool that never
+    /// evicts, such as a workload's unbounded twin, keeps no second table of every hash).
     stored: HashSetKeyed<(u64, u64)>,
+    /// A block has been evicted, so `stored` is kept (see there).
+    evicted_any: bool,
     /// Younger copies of a cached block (allocated while an equal block was cached), oldest
     /// first: vLLM keeps them all under the hash and finds the oldest; one takes over the hash
     /// when the block it is found through is evicted.
@@ -192,8 +221,9 @@ fn model_key(model: &str) -> u64 {
 
 impl PagedCache {
     pub fn new(config: PagedConfig) -> Self {
-        // The pool's size is known: size the index once instead of growing it.
-        let size = config.capacity_blocks.min(1 << 16);
+        // Grown as blocks are used: sized for the whole pool up front, a new cache's first
+        // requests paid page faults across a table of 64k entries they mostly never touched.
+        let size = config.capacity_blocks.min(1 << 10);
         PagedCache {
             config,
             blocks: Vec::with_capacity(size),
@@ -204,6 +234,7 @@ impl PagedCache {
             allocations: 0,
             running: Vec::new(),
             stored: HashSetKeyed::default(),
+            evicted_any: false,
             copies: HashKeyed::default(),
             models: ByName::default(),
             streams: Streams::default(),
@@ -273,7 +304,7 @@ impl PagedCache {
                 self.blocks[end].stamp = self.next_front;
                 self.next_front -= 1;
                 self.unpin(end);
-                self.blocks[end].parent
+                self.blocks[end].parent()
             } else {
                 end
             };
@@ -308,12 +339,12 @@ impl PagedCache {
             .evictable
             .first()
             .is_some_and(|&(stamp, _)| stamp < BACK);
-        if !front && self.blocks.len() < self.config.capacity_blocks {
+        if !front && self.blocks.len() < self.config.capacity_blocks.min(MAX_BLOCKS) {
             self.blocks.push(Block {
                 hash: None,
                 used: false,
                 copy: false,
-                parent: NIL,
+                parent: u32::MAX,
                 children: 0,
                 pins: 0,
                 stamp: 0,
@@ -324,9 +355,14 @@ impl PagedCache {
             return Some(self.blocks.len() - 1);
         }
         let (stamp, id) = self.evictable.pop_first()?;
+        if !self.evicted_any {
+            // Every hash stored so far is still cached: `stored` starts as the index's keys.
+            self.evicted_any = true;
+            self.stored.extend(self.by_hash.keys().copied());
+        }
         let b = &mut self.blocks[id];
         b.evictable = false;
-        let parent = b.parent;
+        let parent = b.parent();
         if let Some(k) = b.hash.take() {
             self.forget(k, id);
         }
@@ -421,13 +457,13 @@ impl PagedCache {
                 },
             };
             if out.prev != NIL {
-                if self.blocks[id].parent == out.prev {
+                if self.blocks[id].parent() == out.prev {
                     self.unpin(out.prev);
                 } else {
                     out.extra.push((out.prev, i as u64 - 1));
                 }
             }
-            let linked = self.blocks[id].parent == out.prev;
+            let linked = self.blocks[id].parent() == out.prev;
             out.prev = id;
             if (self.blocks[id].copy || !linked) && out.first_copy == usize::MAX {
                 out.first_copy = i;
@@ -465,7 +501,7 @@ impl PagedCache {
             hash,
             used: true,
             copy,
-            parent,
+            parent: parent_id(parent),
             children: 0,
             pins: 1,
             stamp: 0,
@@ -691,8 +727,10 @@ impl CacheModel for PagedCache {
             stored_upto,
             full_pool,
         } = self.link_blocks(mk, hashes, known, &times, start_vis, &mut chain);
-        for &h in hashes.get(prior..chain.len()).unwrap_or_default() {
-            self.stored.insert((mk, h));
+        if self.evicted_any {
+            for &h in hashes.get(prior..chain.len()).unwrap_or_default() {
+                self.stored.insert((mk, h));
+            }
         }
         let mut held = chain.len() as u64;
         if !full_pool && computed % bs != 0 {
@@ -775,6 +813,12 @@ mod tests {
         let out = c.lookup(&req);
         c.store(&req, &out, at + 1000, at + 2000);
         out
+    }
+
+    /// A block is one cache line: the unbounded pool of a workload holds one per distinct block.
+    #[test]
+    fn a_block_takes_64_bytes() {
+        assert_eq!(std::mem::size_of::<Block>(), 64);
     }
 
     /// vLLM frees a finished request's blocks tail first to the back of the free list and
