@@ -163,6 +163,9 @@ fn kv_blocks(args: &WorkloadArgs) -> Result<Option<u64>, CliError> {
     }
 }
 
+/// Totals per session (input order) and over the workload.
+type SessionTotals = (Vec<Totals>, Totals);
+
 /// Everything one replay needs besides the cache.
 struct Ctx {
     traces: Vec<Trace>,
@@ -195,7 +198,7 @@ impl Ctx {
         spec: &CacheSpec,
         twin: &CacheSpec,
         bar: &indicatif::ProgressBar,
-    ) -> Result<((Vec<Totals>, Totals), (Vec<Totals>, Totals)), CliError> {
+    ) -> Result<(SessionTotals, SessionTotals), CliError> {
         let (a, b) = replay::run_engine_pair(
             &self.traces,
             &self.starts,
