@@ -37,6 +37,7 @@
 //! bring that about) is pinned apart and given its place in the tail-first order on release.
 //! Each stream remembers the blocks it held, so a lookup probes only blocks past them.
 
+use std::collections::hash_map::Entry;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -85,8 +86,9 @@ struct Block {
     used: bool,
     /// A younger copy of a block cached under the same hash (see `PagedCache::copies`).
     copy: bool,
-    /// The block before this one in its chain (`NIL` for a first block).
-    parent: usize,
+    /// The block before this one in its chain (`u32::MAX` for a first block; see
+    /// [`Block::parent`]): a 32-bit id keeps the block at 64 bytes, where a `usize` made it 72.
+    parent: u32,
     /// Cached blocks whose parent this is.
     children: u32,
     /// Running requests whose held blocks end here (each pins the whole chain above).
@@ -104,6 +106,30 @@ struct Block {
 
 const NIL: usize = usize::MAX;
 
+/// Most blocks a pool holds: ids fit in 32 bits (a pool that large needs 256 GiB for its
+/// blocks alone).
+const MAX_BLOCKS: usize = u32::MAX as usize;
+
+impl Block {
+    /// The block before this one in its chain (`NIL` for a first block).
+    fn parent(&self) -> usize {
+        if self.parent == u32::MAX {
+            NIL
+        } else {
+            self.parent as usize
+        }
+    }
+}
+
+/// `id` as a block's parent field.
+fn parent_id(id: usize) -> u32 {
+    if id == NIL {
+        u32::MAX
+    } else {
+        id as u32
+    }
+}
+
 /// Free-list positions from here up are handed out to blocks appended at the back; those below
 /// to blocks put in front, counting down.
 const BACK: u64 = 1 << 62;
@@ -113,6 +139,7 @@ impl Default for StreamState {
         StreamState {
             auto: AutoStream::default(),
             chain: Vec::new(),
+            chain_model: 0,
             chain_vis: 0,
             first_copy: usize::MAX,
         }
@@ -134,6 +161,8 @@ struct StreamState {
     auto: AutoStream,
     /// (block, generation) in chain order.
     chain: Vec<(usize, u64)>,
+    /// Model key the blocks of `chain` were stored under.
+    chain_model: u64,
     /// Upper bound of the `visible_at` of the blocks in `chain`.
     chain_vis: u64,
     /// Position of the first block of `chain` that is a copy or whose parent is not the block
@@ -164,9 +193,16 @@ pub struct PagedCache {
     /// blocks pinned apart from the last one with their chain position: a shared block whose
     /// parent is not the request's previous block, which only copies bring about).
     running: Vec<Running>,
-    /// Hashes whose block was evicted at some point (not removed when cached again: a lookup
-    /// asks `by_hash` first, so this tells content cached once from content never cached).
-    evicted: HashSetKeyed<(u64, u64)>,
+    /// Every hash a store has cached, evicted since or not: with `by_hash` asked first, this
+    /// tells content evicted from content never cached. A store adds only the hashes past the
+    /// blocks its stream's previous store cached (those are here already), so a stream that
+    /// recomputes a prompt whose blocks were evicted adds nothing: one insert per new block,
+    /// not one per eviction (which cost a probe of a table of millions each). Empty until the
+    /// first eviction: until then every hash stored is still in `by_hash` (so a pool that never
+    /// evicts, such as a workload's unbounded twin, keeps no second table of every hash).
+    stored: HashSetKeyed<(u64, u64)>,
+    /// A block has been evicted, so `stored` is kept (see there).
+    evicted_any: bool,
     /// Younger copies of a cached block (allocated while an equal block was cached), oldest
     /// first: vLLM keeps them all under the hash and finds the oldest; one takes over the hash
     /// when the block it is found through is evicted.
@@ -186,8 +222,9 @@ fn model_key(model: &str) -> u64 {
 impl PagedCache {
     /// An empty pool with these parameters.
     pub fn new(config: PagedConfig) -> Self {
-        // The pool's size is known: size the index once instead of growing it.
-        let size = config.capacity_blocks.min(1 << 16);
+        // Grown as blocks are used: sized for the whole pool up front, a new cache's first
+        // requests paid page faults across a table of 64k entries they mostly never touched.
+        let size = config.capacity_blocks.min(1 << 10);
         PagedCache {
             config,
             blocks: Vec::with_capacity(size),
@@ -197,7 +234,8 @@ impl PagedCache {
             next_front: BACK - 1,
             allocations: 0,
             running: Vec::new(),
-            evicted: HashSetKeyed::default(),
+            stored: HashSetKeyed::default(),
+            evicted_any: false,
             copies: HashKeyed::default(),
             models: ByName::default(),
             streams: Streams::default(),
@@ -267,7 +305,7 @@ impl PagedCache {
                 self.blocks[end].stamp = self.next_front;
                 self.next_front -= 1;
                 self.unpin(end);
-                self.blocks[end].parent
+                self.blocks[end].parent()
             } else {
                 end
             };
@@ -302,12 +340,12 @@ impl PagedCache {
             .evictable
             .first()
             .is_some_and(|&(stamp, _)| stamp < BACK);
-        if !front && self.blocks.len() < self.config.capacity_blocks {
+        if !front && self.blocks.len() < self.config.capacity_blocks.min(MAX_BLOCKS) {
             self.blocks.push(Block {
                 hash: None,
                 used: false,
                 copy: false,
-                parent: NIL,
+                parent: u32::MAX,
                 children: 0,
                 pins: 0,
                 stamp: 0,
@@ -318,9 +356,14 @@ impl PagedCache {
             return Some(self.blocks.len() - 1);
         }
         let (stamp, id) = self.evictable.pop_first()?;
+        if !self.evicted_any {
+            // Every hash stored so far is still cached: `stored` starts as the index's keys.
+            self.evicted_any = true;
+            self.stored.extend(self.by_hash.keys().copied());
+        }
         let b = &mut self.blocks[id];
         b.evictable = false;
-        let parent = b.parent;
+        let parent = b.parent();
         if let Some(k) = b.hash.take() {
             self.forget(k, id);
         }
@@ -355,7 +398,6 @@ impl PagedCache {
                 }
                 None => {
                     self.by_hash.remove(&k);
-                    self.evicted.insert(k);
                 }
             }
         } else if let Some(list) = self.copies.get_mut(&k) {
@@ -416,13 +458,13 @@ impl PagedCache {
                 },
             };
             if out.prev != NIL {
-                if self.blocks[id].parent == out.prev {
+                if self.blocks[id].parent() == out.prev {
                     self.unpin(out.prev);
                 } else {
                     out.extra.push((out.prev, i as u64 - 1));
                 }
             }
-            let linked = self.blocks[id].parent == out.prev;
+            let linked = self.blocks[id].parent() == out.prev;
             out.prev = id;
             if (self.blocks[id].copy || !linked) && out.first_copy == usize::MAX {
                 out.first_copy = i;
@@ -444,12 +486,23 @@ impl PagedCache {
     /// when every block is pinned.
     fn fill(&mut self, hash: Option<(u64, u64)>, parent: usize, vis: u64) -> Option<usize> {
         let id = self.allocate()?;
-        let copy = hash.is_some_and(|k| self.by_hash.contains_key(&k));
+        // One probe: the block is a younger copy when its hash is cached already, else it is
+        // the block the hash finds from now on.
+        let copy = match hash {
+            Some(k) => match self.by_hash.entry(k) {
+                Entry::Occupied(_) => true,
+                Entry::Vacant(v) => {
+                    v.insert(id);
+                    false
+                }
+            },
+            None => false,
+        };
         self.blocks[id] = Block {
             hash,
             used: true,
             copy,
-            parent,
+            parent: parent_id(parent),
             children: 0,
             pins: 1,
             stamp: 0,
@@ -458,12 +511,8 @@ impl PagedCache {
             generation: self.allocations,
         };
         self.allocations += 1;
-        if let Some(k) = hash {
-            if copy {
-                self.copies.entry(k).or_default().push(id);
-            } else {
-                self.by_hash.insert(k, id);
-            }
+        if let (Some(k), true) = (hash, copy) {
+            self.copies.entry(k).or_default().push(id);
         }
         if parent != NIL {
             self.blocks[parent].children += 1;
@@ -595,7 +644,7 @@ impl CacheModel for PagedCache {
         let next = hashes.get(matched).map(|&h| (mk, h));
         let in_flight = next.is_some_and(|k| self.by_hash.contains_key(&k));
         let raw =
-            matched + usize::from(in_flight || next.is_some_and(|k| self.evicted.contains(&k)));
+            matched + usize::from(in_flight || next.is_some_and(|k| self.stored.contains(&k)));
         let cap = prompt.saturating_sub(1) / bs;
         let cached = bs * (matched as u64).min(cap);
         outcome.cached_tokens = cached;
@@ -647,6 +696,9 @@ impl CacheModel for PagedCache {
         let full = computed / bs;
         st.auto.block_hashes(bs);
         let mut chain = std::mem::take(&mut st.chain);
+        // The stream's previous store cached the leading blocks still in `chain` (the same
+        // tokens, so the same hashes): they are in `stored` already.
+        let prior = if st.chain_model == mk { chain.len() } else { 0 };
         let hashes = &st.auto.block_hashes(bs)[..full];
         // The blocks the lookup found are shared; all others are new allocations.
         let hit = (outcome.cached_tokens as usize / bs).min(full);
@@ -676,6 +728,11 @@ impl CacheModel for PagedCache {
             stored_upto,
             full_pool,
         } = self.link_blocks(mk, hashes, known, &times, start_vis, &mut chain);
+        if self.evicted_any {
+            for &h in hashes.get(prior..chain.len()).unwrap_or_default() {
+                self.stored.insert((mk, h));
+            }
+        }
         let mut held = chain.len() as u64;
         if !full_pool && computed % bs != 0 {
             // The partial last block holds a pool slot while the request runs.
@@ -689,6 +746,7 @@ impl CacheModel for PagedCache {
         }
         self.running.push((completed, prev, held, extra));
         st.chain = chain;
+        st.chain_model = mk;
         st.chain_vis = chain_vis;
         st.first_copy = first_copy;
         // Record, for explanations, the segment prefixes that fit in the stored blocks.
@@ -756,6 +814,12 @@ mod tests {
         let out = c.lookup(&req);
         c.store(&req, &out, at + 1000, at + 2000);
         out
+    }
+
+    /// A block is one cache line: the unbounded pool of a workload holds one per distinct block.
+    #[test]
+    fn a_block_takes_64_bytes() {
+        assert_eq!(std::mem::size_of::<Block>(), 64);
     }
 
     /// vLLM frees a finished request's blocks tail first to the back of the free list and

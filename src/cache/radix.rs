@@ -197,8 +197,6 @@ struct StreamState {
     node: usize,
     /// Leading tokens of the cursor known to lie on the path to `node`.
     on_path: usize,
-    /// Scratch buffer for the tokens past the resume point.
-    tail: Vec<TokenId>,
 }
 
 impl StreamState {
@@ -231,6 +229,9 @@ pub struct RadixCache {
     streams: Streams<StreamState>,
     /// Hands out the ids of reasoning tokens, unique across requests.
     reasoning: common::ReasoningIds,
+    /// Scratch buffer for a request's tokens past its resume point, one for every stream (a
+    /// buffer per stream held each stream's longest prompt for the whole run).
+    tail: Vec<TokenId>,
 }
 
 /// The cursor's tokens from `from` to `to`, into `v` (a buffer reused across requests).
@@ -307,6 +308,8 @@ impl Tree {
         let parent = self.nodes[id].parent;
         let mut upper_key = std::mem::take(&mut self.nodes[id].key);
         let lower_key = upper_key.split_off(at);
+        // `split_off` leaves the upper part the whole allocation: give the lower part's back.
+        upper_key.shrink_to_fit();
         let first = page_key(&upper_key, page);
         let mut upper = Node::new(
             upper_key,
@@ -459,6 +462,7 @@ impl RadixCache {
             tick: 0,
             streams: Streams::default(),
             reasoning: common::ReasoningIds::default(),
+            tail: Vec::new(),
         }
     }
 
@@ -542,10 +546,9 @@ impl CacheModel for RadixCache {
         if tree.nodes[u].path_vis > now {
             (u, base) = (0, 0);
         }
-        let mut tail = std::mem::take(&mut st.tail);
-        tokens(cursor, base, prompt as usize, &mut tail);
-        let (matched, _, blocked) = tree.match_from(u, base, &tail, page, Some(now), self.tick);
-        st.tail = tail;
+        let tail = &mut self.tail;
+        tokens(cursor, base, prompt as usize, tail);
+        let (matched, _, blocked) = tree.match_from(u, base, tail, page, Some(now), self.tick);
         let cap = prompt.saturating_sub(1) as usize / page * page;
         let cached = matched.min(cap) as u64;
         outcome.cached_tokens = cached;
@@ -580,19 +583,18 @@ impl CacheModel for RadixCache {
             .record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
         let prompt = st.auto.cursor.total() as usize;
         let (u, base) = tree.resume_point(st.node, st.on_path, page);
-        let mut tail = std::mem::take(&mut st.tail);
-        tokens(&st.auto.cursor, base, prompt, &mut tail);
+        let tail = &mut self.tail;
+        tokens(&st.auto.cursor, base, prompt, tail);
         let now = req.sent_at_ms;
-        let (mid, added_prompt) = tree.insert_from(u, base, &tail, page, now, tick);
+        let (mid, added_prompt) = tree.insert_from(u, base, tail, page, now, tick);
         st.auto.cursor.extend(&self.reasoning.generated(req));
         let mut full = st.auto.cursor.total() as usize;
         if !self.config.cache_last_token && full > prompt {
             full -= 1;
         }
         let from = tree.nodes[mid].end();
-        tokens(&st.auto.cursor, from, full, &mut tail);
-        let (last, added_reply) = tree.insert_from(mid, from, &tail, page, completed, tick);
-        st.tail = tail;
+        tokens(&st.auto.cursor, from, full, tail);
+        let (last, added_reply) = tree.insert_from(mid, from, tail, page, completed, tick);
         tree.nodes[last].pins += 1;
         tree.sync(last);
         st.node = last;

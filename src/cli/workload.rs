@@ -163,6 +163,9 @@ fn kv_blocks(args: &WorkloadArgs) -> Result<Option<u64>, CliError> {
     }
 }
 
+/// Totals per session (input order) and over the workload.
+type SessionTotals = (Vec<Totals>, Totals);
+
 /// Everything one replay needs besides the cache.
 struct Ctx {
     traces: Vec<Trace>,
@@ -187,6 +190,26 @@ impl Ctx {
         )
         .map_err(input)?;
         Ok(replay::totals(self.traces.len(), &res))
+    }
+
+    /// [`Ctx::totals`] of an engine's pool and of its `twin`, on requests built once.
+    fn totals_pair(
+        &self,
+        spec: &CacheSpec,
+        twin: &CacheSpec,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(SessionTotals, SessionTotals), CliError> {
+        let (a, b) = replay::run_engine_pair(
+            &self.traces,
+            &self.starts,
+            (spec, twin),
+            &self.opts,
+            &self.prices,
+            bar,
+        )
+        .map_err(input)?;
+        let n = self.traces.len();
+        Ok((replay::totals(n, &a), replay::totals(n, &b)))
     }
 }
 
@@ -231,14 +254,12 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
     let replays = specs.len() + specs.iter().filter(|s| is_engine(&s.name)).count();
     let bar = progress(&args, (replays * ctx.traces.len()) as u64);
     for spec in &specs {
-        // An engine's pool and its unbounded twin are independent replays: one per core.
+        // An engine's pool and its unbounded twin are independent replays (one per core) of
+        // the same requests.
         let ((per, all), unbounded) = if is_engine(&spec.name) {
             let unbounded_spec = spec.clone().with_kv_blocks(None);
-            let (bounded, unbounded) = rayon::join(
-                || ctx.totals(spec, &bar),
-                || ctx.totals(&unbounded_spec, &bar),
-            );
-            (bounded?, Some(unbounded?))
+            let (bounded, unbounded) = ctx.totals_pair(spec, &unbounded_spec, &bar)?;
+            (bounded, Some(unbounded))
         } else {
             (ctx.totals(spec, &bar)?, None)
         };

@@ -186,28 +186,89 @@ pub fn run_with_progress(
         })
     };
     build()?;
-    let mut stream0 = vec![0; traces.len()];
-    for i in 1..traces.len() {
-        stream0[i] = stream0[i - 1] + traces[i - 1].streams.len();
-    }
-    let opts = BuildOptions {
-        shared_pool: is_engine(&spec.name),
-        ..opts.clone()
-    };
-    let timed = |i: usize| session_requests(&traces[i], i, starts[i], stream0[i], &opts);
     if is_engine(&spec.name) {
-        let all: Vec<_> = (0..traces.len()).flat_map(timed).collect();
+        let all = pool_requests(traces, starts, opts);
         return replay_one(traces, all, build()?.as_mut(), prices, bar);
     }
+    let stream0 = first_streams(traces);
+    let opts = BuildOptions {
+        shared_pool: false,
+        ..opts.clone()
+    };
     let per: Vec<Result<Vec<Priced>, WorkloadError>> = (0..traces.len())
         .into_par_iter()
-        .map(|i| replay_one(traces, timed(i), build()?.as_mut(), prices, bar))
+        .map(|i| {
+            let timed = session_requests(&traces[i], i, starts[i], stream0[i], &opts);
+            replay_one(traces, timed, build()?.as_mut(), prices, bar)
+        })
         .collect();
     let mut out = Vec::new();
     for r in per {
         out.extend(r?);
     }
     Ok(out)
+}
+
+/// An engine's pool and its `twin` (the same engine with another pool size, such as the
+/// unbounded one) on the same requests: the requests are built once and shared (their segments
+/// and tokens are `Arc`s), and the two pools replay in parallel. The results are those of two
+/// [`run_with_progress`] calls.
+pub fn run_engine_pair(
+    traces: &[Trace],
+    starts: &[u64],
+    (spec, twin): (&CacheSpec, &CacheSpec),
+    opts: &BuildOptions,
+    prices: &PriceTable,
+    bar: &indicatif::ProgressBar,
+) -> Result<(Vec<Priced>, Vec<Priced>), WorkloadError> {
+    if !is_engine(&spec.name) || !is_engine(&twin.name) {
+        return Err(WorkloadError::Cache {
+            cache: spec.name.clone(),
+            detail: "a pool and its twin are engines (paged, radix)".into(),
+        });
+    }
+    let build = |spec: &CacheSpec| {
+        cache::build_with(&spec.name, prices, &spec.config).map_err(|detail| WorkloadError::Cache {
+            cache: spec.name.clone(),
+            detail: detail.to_string(),
+        })
+    };
+    let (mut a, mut b) = (build(spec)?, build(twin)?);
+    let all = pool_requests(traces, starts, opts);
+    let copy = all.clone();
+    let (x, y) = rayon::join(
+        || replay_one(traces, all, a.as_mut(), prices, bar),
+        || replay_one(traces, copy, b.as_mut(), prices, bar),
+    );
+    Ok((x?, y?))
+}
+
+/// Every session's requests on one shared pool, in (session, stream, request) order; the
+/// sessions are built in parallel (each is independent; the order is the input order).
+fn pool_requests(
+    traces: &[Trace],
+    starts: &[u64],
+    opts: &BuildOptions,
+) -> Vec<(RequestRef, Timed)> {
+    let stream0 = first_streams(traces);
+    let opts = BuildOptions {
+        shared_pool: true,
+        ..opts.clone()
+    };
+    let per: Vec<Vec<(RequestRef, Timed)>> = (0..traces.len())
+        .into_par_iter()
+        .map(|i| session_requests(&traces[i], i, starts[i], stream0[i], &opts))
+        .collect();
+    per.into_iter().flatten().collect()
+}
+
+/// The workload-wide index of each session's first stream.
+fn first_streams(traces: &[Trace]) -> Vec<usize> {
+    let mut stream0 = vec![0; traces.len()];
+    for i in 1..traces.len() {
+        stream0[i] = stream0[i - 1] + traces[i - 1].streams.len();
+    }
+    stream0
 }
 
 /// Replays `requests` on one schedule against `cache` and prices each.
