@@ -1,7 +1,7 @@
 //! Breakpoint caches: Anthropic's prompt caching, and OpenAI's GPT-5.6 profile which follows the
 //! same write-at-breakpoint scheme with different parameters.
 //!
-//! Rules (CACHE_SEMANTICS.md §1, platform.claude.com prompt-caching docs):
+//! Rules (platform.claude.com prompt-caching docs; ids as in docs/cache-models.md, *Rule ids*):
 //! - the prefix is tools → system → messages; an entry is keyed by the chained hash of every
 //!   block up to and including the marked block (A3), salted per level by the request settings
 //!   that invalidate that level (A12);
@@ -163,7 +163,7 @@ impl BreakpointConfig {
 
     /// `openai-5.6`: an implicit breakpoint at the end of the prompt plus explicit
     /// `prompt_cache_breakpoint`s, at most 4 written, no block-lookback limit, 30 min TTL, writes
-    /// at the model's `write_5m` multiplier (1.25x), no 128-token rounding (CACHE_SEMANTICS O2,
+    /// at the model's `write_5m` multiplier (1.25x), no 128-token rounding (rules O2,
     /// O6). The 30 min value follows the SDK docs; Azure also lists 12 h.
     pub fn openai_5_6() -> Self {
         BreakpointConfig {
@@ -187,7 +187,7 @@ impl BreakpointConfig {
         }
     }
 
-    /// `bedrock`: Anthropic models on Amazon Bedrock (CACHE_SEMANTICS §3.3,
+    /// `bedrock`: Anthropic models on Amazon Bedrock (docs/cache-models.md, *bedrock*;
     /// docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html, several versions read
     /// 2026-12-01). Claude's "simplified" mode: one checkpoint at the end of the prompt, looking
     /// back about 20 blocks, plus the scenario's own `cachePoint`s, at most 4; 5 min TTL (1 h
@@ -899,8 +899,8 @@ pub struct LayoutWarning {
 /// The lookback and breakpoint-budget problems of `requests` (one replay, in send order) under
 /// `config`, ignoring TTLs and minimum lengths: the anthropic model's own account of why such a
 /// request misses or is refused. Facts, from Anthropic's prompt-caching page
-/// (<https://platform.claude.com/docs/en/build-with-claude/prompt-caching>; CACHE_SEMANTICS.md
-/// A2, A5, A6 record its rules): a request may carry at most 4 `cache_control` breakpoints
+/// (<https://platform.claude.com/docs/en/build-with-claude/prompt-caching>; rules
+/// A2, A5, A6 in docs/cache-models.md): a request may carry at most 4 `cache_control` breakpoints
 /// (more is a 400 error), and a read checks the breakpoint's block and walks back at most 20
 /// positions, the breakpoint's own counting as the first, so an entry written 20 or more blocks
 /// before the nearest later breakpoint is not found. Checked with the docs search on

@@ -2,8 +2,8 @@
 //! record of what was stored (to explain a break), and `ReuseStop` construction.
 //!
 //! Hashes are chained (each one covers everything before it), so equal hashes mean equal
-//! prefixes, as in vLLM's block hashes and Anthropic's cumulative prefix key (CACHE_SEMANTICS A3,
-//! V3). The per-stream memory that makes a request cost only what it adds (segment and block
+//! prefixes, as in vLLM's block hashes and Anthropic's cumulative prefix key (rules A3,
+//! V3 in docs/cache-models.md). The per-stream memory that makes a request cost only what it adds (segment and block
 //! hashes, walks of the explanation records) lives in `cursor.rs` and in [`SeenMemo`].
 
 use std::collections::{HashMap, HashSet};

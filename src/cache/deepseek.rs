@@ -1,4 +1,4 @@
-//! DeepSeek's context caching on disk (CACHE_SEMANTICS.md §3.2; api-docs.deepseek.com
+//! DeepSeek's context caching on disk (docs/cache-models.md, *deepseek*; api-docs.deepseek.com
 //! `guides/kv_cache` and `news/news0802`, read 2026-12-01).
 //!
 //! - On by default for every request; a hit is a prefix matched **from token 0** only.

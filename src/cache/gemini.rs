@@ -1,4 +1,4 @@
-//! Google Gemini context caching (CACHE_SEMANTICS.md §3.1), two models:
+//! Google Gemini context caching (docs/cache-models.md, *gemini*), two models:
 //!
 //! **`gemini`: implicit caching** (ai.google.dev/gemini-api/docs/caching, version last updated
 //! 2026-10-13; docs.cloud.google.com context-cache-overview):

@@ -1,7 +1,7 @@
 //! Estimated time to first token, per provider, from a bundled data table (`data/latency.toml`).
 //!
 //! TTFT ≈ fixed overhead + recomputed tokens / prefill rate + a small cost per cached token
-//! (CACHE_SEMANTICS.md §5). The table documents how each provider's numbers were derived from
+//! (docs/cache-models.md, *Prices and latency*). The table documents how each provider's numbers were derived from
 //! published data points (e.g. Anthropic: 100k tokens 11.5 s uncached, 2.4 s cached).
 
 use std::collections::BTreeMap;

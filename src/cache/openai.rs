@@ -1,4 +1,4 @@
-//! OpenAI automatic prompt caching for models before GPT-5.6 (CACHE_SEMANTICS.md §2, OpenAI
+//! OpenAI automatic prompt caching for models before GPT-5.6 (docs/cache-models.md, *openai*; OpenAI
 //! prompt-caching guide).
 //!
 //! - Automatic: every prompt of at least `min_tokens` (1,024) is cached; shorter prompts read and

@@ -1,4 +1,4 @@
-//! vLLM-style automatic prefix caching over fixed-size KV blocks (CACHE_SEMANTICS.md §4.1,
+//! vLLM-style automatic prefix caching over fixed-size KV blocks (docs/cache-models.md, *paged*;
 //! vllm-project/vllm `vllm/v1/core/{kv_cache_utils,kv_cache_manager,block_pool}.py`).
 //!
 //! - Only full blocks of `block_size` (16) tokens are cached, keyed by a chained block hash (V3).

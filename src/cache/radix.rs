@@ -1,4 +1,4 @@
-//! SGLang RadixAttention-style cache: a radix tree over token ids (CACHE_SEMANTICS.md §4.2,
+//! SGLang RadixAttention-style cache: a radix tree over token ids (docs/cache-models.md, *radix*;
 //! sgl-project/sglang `python/sglang/srt/mem_cache/radix_cache.py`, `managers/schedule_batch.py`).
 //!
 //! - Edges hold token runs; with `page_size > 1` matching compares whole pages and keys are cut

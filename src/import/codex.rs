@@ -7,7 +7,8 @@
 //! automatically with no write charge, so the recorded creation is 0 and the uncached input is
 //! `input_tokens - cached_input_tokens`.
 //!
-//! Rollout facts the parser relies on (CLAUDE_CODE_RECORDS.md, Codex section):
+//! Rollout facts the parser relies on (measured on real Codex CLI rollouts, the bundled ones in
+//! `tests/fixtures/real/` among them):
 //! - Codex CLI 0.98 writes every `token_count` event twice. Both copies carry the same
 //!   `info.total_token_usage` (the session's running total): a model call is one event whose
 //!   total differs from the previous event's, so a copy with an unchanged total is dropped and

@@ -26,7 +26,7 @@ use super::diff::{diverge, Divergence};
 use crate::cache::{self, CacheModel, PriceTable};
 use crate::prompt::{Level, Ttl};
 
-/// Read lookback in blocks, the breakpoint's own block included (CACHE_SEMANTICS.md A5).
+/// Read lookback in blocks, the breakpoint's own block included (rule A5 in docs/cache-models.md).
 pub const LOOKBACK_BLOCKS: usize = 20;
 
 /// Why a request read what it read.

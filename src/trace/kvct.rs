@@ -127,13 +127,7 @@ impl FastEntry {
 fn parse_fast(file: &Path, text: &str) -> Option<Result<Trace, TraceError>> {
     let h: FastFile = serde_json::from_str(text).ok()?;
     let block_size = h.block_size.unwrap_or(64).max(1);
-    let mut main = TraceStream {
-        name: "main".into(),
-        tool_tokens: h.tool_tokens,
-        system_tokens: h.system_tokens,
-        requests: Vec::new(),
-    };
-    let mut subs = Vec::new();
+    let mut out = Streams::new(h.tool_tokens, h.system_tokens);
     for (index, e) in h.requests.into_iter().enumerate() {
         if e.is_subagent() {
             let agent_id = match e.agent_id {
@@ -142,36 +136,22 @@ fn parse_fast(file: &Path, text: &str) -> Option<Result<Trace, TraceError>> {
                 Some(_) => return None,
             };
             let offset = secs_to_ms(e.t?);
-            let mut stream = TraceStream {
-                name: agent_id.unwrap_or_else(|| format!("subagent{}", subs.len() + 1)),
-                tool_tokens: sub_tokens(e.tool_tokens)?,
-                system_tokens: sub_tokens(e.system_tokens)?,
-                requests: Vec::new(),
-            };
+            let (tools, system) = (sub_tokens(e.tool_tokens)?, sub_tokens(e.system_tokens)?);
+            let stream = out.subagent(agent_id, tools, system);
             for sub in e.requests? {
                 match request(sub.req()?, offset, block_size, file, index) {
                     Ok(r) => stream.requests.push(r),
                     Err(err) => return Some(Err(err)),
                 }
             }
-            subs.push(stream);
         } else {
             match request(e.req()?, 0, block_size, file, index) {
-                Ok(r) => main.requests.push(r),
+                Ok(r) => out.main.requests.push(r),
                 Err(err) => return Some(Err(err)),
             }
         }
     }
-    let id = h.id.unwrap_or_else(|| stem(file));
-    let mut streams = vec![main];
-    streams.extend(subs);
-    Some(Ok(Trace {
-        id,
-        file: file.to_path_buf(),
-        kind: TraceKind::KvCacheTester,
-        block_size,
-        streams,
-    }))
+    Some(Ok(out.finish(file, h.id, block_size)))
 }
 
 /// Parses one kv-cache-tester trace, in one pass when it is well formed.
@@ -190,13 +170,7 @@ pub(super) fn parse_slow(file: &Path, text: &str) -> Result<Trace, TraceError> {
         detail: e.to_string(),
     })?;
     let block_size = h.block_size.unwrap_or(64).max(1);
-    let mut main = TraceStream {
-        name: "main".into(),
-        tool_tokens: h.tool_tokens,
-        system_tokens: h.system_tokens,
-        requests: Vec::new(),
-    };
-    let mut subs = Vec::new();
+    let mut out = Streams::new(h.tool_tokens, h.system_tokens);
     for (index, v) in h.requests.iter().enumerate() {
         let bad = |e: serde_json::Error, hint| TraceError::Request {
             file: file.to_path_buf(),
@@ -208,36 +182,75 @@ pub(super) fn parse_slow(file: &Path, text: &str) -> Result<Trace, TraceError> {
             let s = Sub::deserialize(v)
                 .map_err(|e| bad(e, "a subagent entry needs `t` and `requests`"))?;
             let offset = secs_to_ms(s.t);
-            let mut stream = TraceStream {
-                name: s
-                    .agent_id
-                    .unwrap_or_else(|| format!("subagent{}", subs.len() + 1)),
-                tool_tokens: s.tool_tokens,
-                system_tokens: s.system_tokens,
-                requests: Vec::new(),
-            };
+            let stream = out.subagent(s.agent_id, s.tool_tokens, s.system_tokens);
             for sv in &s.requests {
                 let r = Req::deserialize(sv).map_err(|e| bad(e, REQ_HINT))?;
                 stream
                     .requests
                     .push(request(r, offset, block_size, file, index)?);
             }
-            subs.push(stream);
         } else {
             let r = Req::deserialize(v).map_err(|e| bad(e, REQ_HINT))?;
-            main.requests.push(request(r, 0, block_size, file, index)?);
+            out.main
+                .requests
+                .push(request(r, 0, block_size, file, index)?);
         }
     }
-    let id = h.id.unwrap_or_else(|| stem(file));
-    let mut streams = vec![main];
-    streams.extend(subs);
-    Ok(Trace {
-        id,
-        file: file.to_path_buf(),
-        kind: TraceKind::KvCacheTester,
-        block_size,
-        streams,
-    })
+    Ok(out.finish(file, h.id, block_size))
+}
+
+/// The streams of a kv-cache-tester trace as they are read, by both paths: `main`, then each
+/// subagent entry in file order.
+struct Streams {
+    /// The main conversation (the header's tool and system sizes).
+    main: TraceStream,
+    /// One stream per subagent entry, in file order.
+    subs: Vec<TraceStream>,
+}
+
+impl Streams {
+    fn new(tool_tokens: u64, system_tokens: u64) -> Self {
+        Streams {
+            main: TraceStream {
+                name: "main".into(),
+                tool_tokens,
+                system_tokens,
+                requests: Vec::new(),
+            },
+            subs: Vec::new(),
+        }
+    }
+
+    /// A new subagent stream, named by its `agent_id` or else `subagentN` (N from 1 in file
+    /// order), for its requests to be pushed.
+    fn subagent(
+        &mut self,
+        agent_id: Option<String>,
+        tool_tokens: u64,
+        system_tokens: u64,
+    ) -> &mut TraceStream {
+        let name = agent_id.unwrap_or_else(|| format!("subagent{}", self.subs.len() + 1));
+        self.subs.push(TraceStream {
+            name,
+            tool_tokens,
+            system_tokens,
+            requests: Vec::new(),
+        });
+        self.subs.last_mut().expect("just pushed")
+    }
+
+    /// The trace: `id` from the header, else the file's stem.
+    fn finish(self, file: &Path, id: Option<String>, block_size: u64) -> Trace {
+        let mut streams = vec![self.main];
+        streams.extend(self.subs);
+        Trace {
+            id: id.unwrap_or_else(|| stem(file)),
+            file: file.to_path_buf(),
+            kind: TraceKind::KvCacheTester,
+            block_size,
+            streams,
+        }
+    }
 }
 
 const REQ_HINT: &str = "each request needs `t`, `in`, `out` and `hash_ids`";
