@@ -280,7 +280,7 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
 }
 
 /// A cache break of one request, in words.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Break {
     pub request: usize,
     pub step: usize,

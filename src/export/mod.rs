@@ -75,6 +75,16 @@ pub fn write_atomic_with(
 ) -> Result<(), String> {
     crate::signals::install()?;
     crate::signals::check().map_err(|e| format!("{}: not written: {e}", path.display()))?;
+    if bundle::in_staging(path) {
+        // A staging directory is itself the transaction (its commit moves every file into
+        // place, a failed run removes it): its files are written in place, without a temporary
+        // file and a rename each.
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
+        }
+        return write(path);
+    }
     write_through_temp(path, write, true)
 }
 
