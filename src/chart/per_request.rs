@@ -1009,7 +1009,7 @@ mod tests {
         let lines = [
             line("a", &[2, 3, 4]),
             line("b", &[2, 3, 4]),
-            line("c", &[2, 5]),
+            line("c", &[1, 5]),
         ];
         let l = break_labels(&lines);
         let texts: Vec<(&str, &[usize])> = l
@@ -1019,8 +1019,8 @@ mod tests {
         assert_eq!(
             texts,
             [
+                ("c: tools changed", &[1][..]),
                 ("a, b: tools changed (2 .. 4, 3 requests)", &[2, 3, 4][..]),
-                ("c: tools changed", &[2][..]),
                 ("c: tools changed", &[5][..]),
             ]
         );
