@@ -267,6 +267,8 @@ fn report_tables_scroll_inside_the_page_and_their_headers_wrap() {
     assert!(html.contains("th.n{white-space:normal}"));
     assert!(html.contains(".n{text-align:right;white-space:nowrap}"));
     assert!(html.contains("td.t:first-child{white-space:nowrap}"));
+    // The one-table overview in the smaller type of the grouped one: 12 columns fit 1150 px.
+    assert!(html.contains("#overview~.wide table{font-size:13px}"));
 }
 
 #[test]
