@@ -137,3 +137,59 @@ fn x_ticks_thin_out_on_a_2500_request_session() {
     assert_eq!(ticks.len(), 5, "{ticks:?}");
     assert!(!svg.contains("\n100\n") && !svg.contains("\n250\n"));
 }
+
+/// The short tick marks of a plotters SVG: (x0, y0, x1, y1) of every 5 px two-point polyline.
+fn ticks(svg: &str) -> Vec<(i32, i32, i32, i32)> {
+    svg.split("points=\"")
+        .skip(1)
+        .filter_map(|p| {
+            let pts: Vec<i32> = p[..p.find('"')?]
+                .split([' ', ','])
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().ok())
+                .collect::<Option<_>>()?;
+            let t = (pts[0], pts[1], *pts.get(2)?, *pts.get(3)?);
+            (pts.len() == 4 && (t.2 - t.0).abs() + (t.3 - t.1).abs() == 5).then_some(t)
+        })
+        .collect()
+}
+
+#[test]
+fn heatmap_ticks_sit_at_cell_centres_only() {
+    for n in [4, 7, 30] {
+        let svg = chart::svg(&grid(n)).unwrap();
+        let t = ticks(&svg);
+        // One mark per cell on each axis (at the edges as well there would be 2n + 1).
+        // (The colour bar on the right has tick marks of its own.)
+        let y: Vec<i32> = t
+            .iter()
+            .filter(|m| m.1 == m.3 && m.2 < 500)
+            .map(|m| m.1)
+            .collect();
+        let x: Vec<i32> = t.iter().filter(|m| m.0 == m.2).map(|m| m.0).collect();
+        assert_eq!((x.len(), y.len()), (n, n), "{n}x{n}: {t:?}");
+        // Each labelled row's label is level with a mark: the label is at the centre.
+        for label in ["4", "8"] {
+            let Some(at) = svg.find(&format!("\">\n{label}\n</text>")) else {
+                continue;
+            };
+            let tag = &svg[svg[..at].rfind("<text").unwrap()..at];
+            if !tag.contains("text-anchor=\"end\"") {
+                continue;
+            }
+            let ly: i32 = tag
+                .split("y=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(
+                y.iter().any(|&m| (m - ly).abs() <= 1),
+                "{n}: label {label} at {ly}, marks {y:?}"
+            );
+        }
+    }
+}

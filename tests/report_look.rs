@@ -250,6 +250,28 @@ fn the_overview_of_several_caches_is_one_collapsible_block_per_scenario() {
 }
 
 #[test]
+fn report_tables_scroll_inside_the_page_and_their_headers_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    // Every strategy: the widest overview (9 strategy columns), which spilled past the page's
+    // right edge in a 1400 px window before.
+    report(&["scenarios/auth-plan.toml"], &out);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let tables = html.matches("<table>").count();
+    assert!(tables >= 3, "{tables} tables");
+    // Each table in its own sideways-scrolling box...
+    assert_eq!(html.matches("<div class=\"wide\"><table>").count(), tables);
+    assert!(html.contains(".wide{overflow-x:auto}"));
+    // ...and numeric headers (`permission-mode`) may break at their hyphen, while the numbers
+    // and the first column's names stay on one line.
+    assert!(html.contains("th.n{white-space:normal}"));
+    assert!(html.contains(".n{text-align:right;white-space:nowrap}"));
+    assert!(html.contains("td.t:first-child{white-space:nowrap}"));
+    // The one-table overview in the smaller type of the grouped one: 12 columns fit 1150 px.
+    assert!(html.contains("#overview~.wide table{font-size:13px}"));
+}
+
+#[test]
 fn the_heatmap_caption_says_which_sign_wins() {
     let h = plancache::chart::heatmap::Heatmap {
         title: "Where history-reset beats permission-mode (cost)".into(),

@@ -9,14 +9,22 @@ use super::data::{cost_split, CostSplit, Group};
 use super::style::{err, legend, text, Draw, LEGEND};
 use crate::cache::PriceTable;
 
-const PART_COLORS: [RGBColor; CostSplit::N] = [
-    RGBColor(214, 39, 40),
-    RGBColor(255, 152, 60),
-    RGBColor(188, 128, 189),
-    RGBColor(44, 160, 44),
-    RGBColor(110, 110, 110),
-    RGBColor(23, 190, 207),
+/// The colour of each part, in [`CostSplit::parts`] order: uncached input (charcoal), cache
+/// writes 5 m (sand) and 1 h (tan), cache reads (pale sage), output (slate lavender), cache
+/// storage (pale yellow). Muted on purpose: the saturated colours mean strategies in every other
+/// chart, so no part may look like one (tested: CIE76 distance of at least 20 from every
+/// strategy colour).
+pub const PART_COLORS: [RGBColor; CostSplit::N] = [
+    RGBColor(50, 50, 50),
+    RGBColor(222, 196, 140),
+    RGBColor(180, 150, 110),
+    RGBColor(200, 225, 215),
+    RGBColor(135, 120, 165),
+    RGBColor(255, 240, 160),
 ];
+
+/// Outline of every bar part (pale parts stay visible on the white ground).
+const PART_EDGE: RGBColor = RGBColor(90, 90, 90);
 
 /// The cost chart of one scenario and cache model: one stacked bar per strategy.
 pub struct CostChart {
@@ -106,10 +114,14 @@ impl Draw for CostChart {
                     let parts = s.parts();
                     let x0: f64 = parts[..p].iter().sum();
                     let y = i as f64;
-                    Rectangle::new(
-                        [(x0, y - thickness), (x0 + parts[p], y + thickness)],
-                        color.filled(),
-                    )
+                    [(x0, y - thickness), (x0 + parts[p], y + thickness)]
+                })
+                .filter(|r| r[1].0 > r[0].0)
+                .flat_map(|r| {
+                    [
+                        Rectangle::new(r, color.filled()),
+                        Rectangle::new(r, PART_EDGE.stroke_width(1)),
+                    ]
                 })
                 .collect();
             chart.draw_series(rects).map_err(err)?;
@@ -151,5 +163,63 @@ impl Draw for CostChart {
             .map(|p| (names[p].to_string(), PART_COLORS[p], true))
             .collect();
         legend(&legend_area, &entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CIE L*a*b* of an sRGB colour (D65).
+    fn lab(c: RGBColor) -> [f64; 3] {
+        let lin = |u: u8| {
+            let u = u as f64 / 255.0;
+            if u > 0.04045 {
+                ((u + 0.055) / 1.055).powf(2.4)
+            } else {
+                u / 12.92
+            }
+        };
+        let (r, g, b) = (lin(c.0), lin(c.1), lin(c.2));
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+        let f = |t: f64| {
+            if t > 0.008856 {
+                t.cbrt()
+            } else {
+                7.787 * t + 16.0 / 116.0
+            }
+        };
+        [
+            116.0 * f(y) - 16.0,
+            500.0 * (f(x) - f(y)),
+            200.0 * (f(y) - f(z)),
+        ]
+    }
+
+    fn distance(a: RGBColor, b: RGBColor) -> f64 {
+        let (a, b) = (lab(a), lab(b));
+        (0..3).map(|i| (a[i] - b[i]).powi(2)).sum::<f64>().sqrt()
+    }
+
+    #[test]
+    fn no_cost_part_looks_like_a_strategy() {
+        // Every registered strategy, and names outside the fixed palette (hash fallback).
+        let mut names: Vec<String> = crate::strategy::names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        names.extend((0..64).map(|k| format!("my-strategy-{k}")));
+        for (p, part) in PART_COLORS.iter().enumerate() {
+            for n in &names {
+                let d = distance(*part, super::super::style::strategy_color(n));
+                assert!(d >= 20.0, "part {p} is {d:.1} from {n}'s colour");
+            }
+            for (q, other) in PART_COLORS.iter().enumerate().take(p) {
+                let d = distance(*part, *other);
+                assert!(d >= 15.0, "parts {q} and {p} are {d:.1} apart");
+            }
+        }
     }
 }

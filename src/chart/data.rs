@@ -290,7 +290,7 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
 }
 
 /// A cache break of one request, in words.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Break {
     /// The request's number (1-based, as in `requests.csv`).
     pub request: usize,

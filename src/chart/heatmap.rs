@@ -327,8 +327,11 @@ impl Draw for Heatmap {
             .disable_mesh()
             .x_desc(&self.x_name)
             .y_desc(&self.y_name)
-            .x_labels(2 * nx + 2)
-            .y_labels(2 * ny + 2)
+            // As many key points as cells: plotters' round-number steps over a range n cells
+            // wide then fall on the cell centres (step 1), never on the edges (step 0.5 would
+            // need 2n + 1), so every tick mark is at a cell's centre.
+            .x_labels(nx)
+            .y_labels(ny)
             .x_label_formatter(&|v| pick(&xl, *v, x_step))
             .y_label_formatter(&|v| pick(&yl, *v, y_step))
             .label_style(text(16))

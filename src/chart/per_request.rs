@@ -187,9 +187,9 @@ pub fn break_labels(lines: &[Line]) -> Vec<BreakLabel> {
                 format!("{} strategies", who.len())
             };
             let series = (who.len() == 1).then(|| who[0]);
-            // Up to three breaks: one label at each (the position says which request). More:
-            // one label at the first, naming the span.
-            if requests.len() <= 3 {
+            // One or two breaks: one label at each (the position says which request). Three
+            // or more: one label at the first, naming the span (a cross still marks each).
+            if requests.len() <= 2 {
                 requests
                     .iter()
                     .map(|r| BreakLabel {
@@ -303,6 +303,23 @@ pub fn place_near(
         out.push(found);
     }
     out
+}
+
+/// The leader line from a break's point at `anchor` to its label's box `b`, when the box lies
+/// further than one label row from the point (a label right beside its cross needs none): from
+/// the edge of the cross (`cross` px out) to the nearest point of the box.
+pub fn leader(anchor: (f64, f64), b: Rect, cross: f64) -> Option<((f64, f64), (f64, f64))> {
+    let to = (anchor.0.clamp(b.0, b.2), anchor.1.clamp(b.1, b.3));
+    let (dx, dy) = (to.0 - anchor.0, to.1 - anchor.1);
+    let d = dx.hypot(dy);
+    if d <= LABEL_H + 6.0 {
+        return None;
+    }
+    let from = (
+        anchor.0 + dx / d * (cross + 2.0),
+        anchor.1 + dy / d * (cross + 2.0),
+    );
+    Some((from, to))
 }
 
 /// How many x-axis labels fit: request numbers of `n`'s width with room between them.
@@ -540,11 +557,27 @@ impl PerRequest {
             })
             .collect();
         let boxes = place_near(&anchors, &obstacles, plot, &polylines);
+        let color = |l: &BreakLabel| {
+            l.series.map_or(RGBColor(60, 60, 60), |i| {
+                strategy_color(&self.lines[i].name)
+            })
+        };
+        // Leader lines first, so the label boxes drawn next cover their ends.
+        for ((l, b), a) in labels.iter().zip(&boxes).zip(&anchors) {
+            if let Some((from, to)) = b.and_then(|b| leader((a.1, a.2), b, cross)) {
+                area.draw(&PathElement::new(
+                    vec![
+                        (from.0.round() as i32, from.1.round() as i32),
+                        (to.0.round() as i32, to.1.round() as i32),
+                    ],
+                    color(l).stroke_width(1),
+                ))
+                .map_err(err)?;
+            }
+        }
         for (l, b) in labels.iter().zip(&boxes) {
             let Some((x0, y0, x1, y1)) = *b else { continue };
-            let color = l.series.map_or(RGBColor(60, 60, 60), |i| {
-                strategy_color(&self.lines[i].name)
-            });
+            let color = color(l);
             area.draw(&Rectangle::new(
                 [(x0 as i32, y0 as i32), (x1 as i32, y1 as i32)],
                 WHITE.mix(0.85).filled(),
@@ -605,15 +638,20 @@ impl PerRequest {
         }
         let mut y = legend_height(&entries) + 10;
         if pings {
-            area.draw(&TriangleMarker::new((14, y), 7, BLACK.filled()))
+            // Drawn like the entries above it: the marker in the swatch column, the name in
+            // the legend's size and colour.
+            area.draw(&TriangleMarker::new((19, y), 8, BLACK.filled()))
                 .map_err(err)?;
             area.draw(&Text::new(
                 "keep-alive ping",
-                (28, y - 7),
-                text(13).color(&RGBColor(90, 90, 90)),
+                (40, y),
+                text(16).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
             ))
             .map_err(err)?;
-            y += 20;
+            y += 28;
         }
         for line in notes {
             area.draw(&Text::new(
@@ -937,5 +975,55 @@ mod tests {
         let moved = place_near(&label, &[], plot, &line)[0].unwrap();
         assert_ne!(Some(moved), free[0]);
         assert_eq!(lines_crossed(moved, &line), 0, "{moved:?}");
+    }
+
+    #[test]
+    fn a_label_moved_away_from_its_point_gets_a_leader_line_to_its_box() {
+        // Right beside the cross (the first place tried: 12 px above, 6 px right): no leader.
+        assert_eq!(
+            leader((100.0, 150.0), (106.0, 121.0, 206.0, 138.0), 8.0),
+            None
+        );
+        // Three rows up: a line from the cross's edge (10 px out) to the box's nearest point.
+        let (from, to) = leader((100.0, 150.0), (106.0, 83.0, 206.0, 100.0), 8.0).unwrap();
+        assert_eq!(to, (106.0, 100.0));
+        let d = (from.0 - 100.0).hypot(from.1 - 150.0);
+        assert!((d - 10.0).abs() < 1e-9, "{from:?}");
+        assert!(from.1 < 150.0 && from.0 > 100.0, "{from:?}");
+    }
+
+    #[test]
+    fn three_breaks_of_one_kind_share_one_label_naming_the_span() {
+        let line = |name: &str, at: &[usize]| Line {
+            name: name.into(),
+            values: vec![0.0; 5],
+            breaks: at
+                .iter()
+                .map(|&r| Break {
+                    request: r,
+                    short: "tools changed".into(),
+                    ..Break::default()
+                })
+                .collect(),
+            pings: Vec::new(),
+        };
+        let lines = [
+            line("a", &[2, 3, 4]),
+            line("b", &[2, 3, 4]),
+            line("c", &[1, 5]),
+        ];
+        let l = break_labels(&lines);
+        let texts: Vec<(&str, &[usize])> = l
+            .iter()
+            .map(|x| (x.text.as_str(), &x.requests[..]))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("c: tools changed", &[1][..]),
+                ("a, b: tools changed (2 .. 4, 3 requests)", &[2, 3, 4][..]),
+                ("c: tools changed", &[5][..]),
+            ]
+        );
     }
 }

@@ -539,7 +539,9 @@ fn html_table_linked(header: &[&str], rows: &[Vec<Cell>]) -> String {
     let align: Vec<&str> = (0..header.len())
         .map(|c| if numeric_column(&plain, c) { "n" } else { "t" })
         .collect();
-    let mut s = String::from("<table>\n<tr>");
+    // In a box that scrolls sideways: a table wider than the page (many strategies) never
+    // spills over the blocks around it.
+    let mut s = String::from("<div class=\"wide\"><table>\n<tr>");
     for (h, a) in header.iter().zip(&align) {
         let _ = write!(s, "<th class=\"{a}\">{}</th>", esc(h));
     }
@@ -569,7 +571,7 @@ fn html_table_linked(header: &[&str], rows: &[Vec<Cell>]) -> String {
         }
         s.push_str("</tr>\n");
     }
-    s.push_str("</table>\n");
+    s.push_str("</table></div>\n");
     s
 }
 
@@ -697,7 +699,7 @@ fn md_group(s: &mut String, sec: &Section<'_>, ch: &[Rendered], open: bool) {
 
 const CSS: &str = "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:2em auto;max-width:1150px;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px}\
-th{background:#f0f0f0}.n{text-align:right;white-space:nowrap}.t{text-align:left}.verdict{background:#f4f8fc;border-left:4px solid #1f77b4;padding:.6em 1em}\
+th{background:#f0f0f0}.n{text-align:right;white-space:nowrap}.t{text-align:left}th.n{white-space:normal}td.t:first-child{white-space:nowrap}.wide{overflow-x:auto}#overview~.wide table{font-size:13px}.verdict{background:#f4f8fc;border-left:4px solid #1f77b4;padding:.6em 1em}\
 details{border:1px solid #ddd;border-radius:4px;margin:.8em 0;padding:.4em .8em}summary{cursor:pointer;padding:.3em 0}\
 summary h3{display:inline;margin:0}nav ol{line-height:1.6}\
 .note{font-size:13px;color:#555}details.ov{margin:.3em 0}details.ov table{font-size:13px}\

@@ -82,6 +82,19 @@ pub fn write_atomic_with<E: Into<Cause>>(
         path: path.to_path_buf(),
         source,
     })?;
+    if bundle::in_staging(path) {
+        // A staging directory is itself the transaction (its commit moves every file into
+        // place, a failed run removes it): its files are written in place, without a temporary
+        // file and a rename each.
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(ExportError::io(dir, "cannot create directory"))?;
+        }
+        return write(path).map_err(|e| ExportError::Write {
+            path: path.to_path_buf(),
+            source: e.into(),
+        });
+    }
     write_through_temp(path, write, true)
 }
 
