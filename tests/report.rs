@@ -316,3 +316,39 @@ fn cost_split_matches_billing_under_every_cache_model() {
         );
     }
 }
+
+/// The strip names what happened: an `edit_system` step is an edit of the system prompt (it was
+/// labelled "plan approved", as an edited plan is), and a compaction is marked where it happens.
+#[test]
+fn timeline_names_system_edits_and_compactions() {
+    let labels = |file: &str| -> Vec<(f64, String)> {
+        let sessions = plancache::scenario::load_sessions(&[PathBuf::from(file)]).unwrap();
+        let strategies = strategy::parse_list("permission-mode").unwrap();
+        let run = engine::run(
+            &sessions,
+            &strategies,
+            &["anthropic".to_string()],
+            &ReplayEnv::default(),
+        )
+        .unwrap();
+        let r = &run.replays[0];
+        data::timeline(&r.rows, &r.trace)
+            .events
+            .into_iter()
+            .map(|e| (e.x, e.label))
+            .collect()
+    };
+    let date = labels("scenarios/date-line-change.toml");
+    assert!(date.iter().all(|(_, l)| l != "plan approved"), "{date:?}");
+    let edit: Vec<&(f64, String)> = date
+        .iter()
+        .filter(|(_, l)| l == "system prompt edited")
+        .collect();
+    assert_eq!(edit.len(), 1, "{date:?}");
+    let compact = labels("scenarios/compact-summary.toml");
+    let marks: Vec<&(f64, String)> = compact.iter().filter(|(_, l)| l == "compacted").collect();
+    assert_eq!(marks.len(), 1, "{compact:?}");
+    // The edit shares the wait's place (both between the second and third requests); the mark
+    // follows the summarisation request, the fourth.
+    assert_eq!((edit[0].0, marks[0].0), (2.5, 4.5));
+}

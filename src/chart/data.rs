@@ -264,8 +264,14 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
             "declined".to_string()
         } else if e.event == "approve enter" {
             "enter plan".to_string()
-        } else if e.event == "approve exit" || e.event.starts_with("edit") {
+        } else if e.event == "approve exit" || e.event.starts_with("edit plan") {
             "plan approved".to_string()
+        } else if e.event.starts_with("edit system") {
+            "system prompt edited".to_string()
+        } else if e.event.starts_with("edit context") {
+            "context edited".to_string()
+        } else if e.event == "compact" {
+            "compacted".to_string()
         } else if e.event.starts_with("lead") || e.event.starts_with("mode") {
             e.event.clone()
         } else if e.mode_before != e.mode_after {
