@@ -2,6 +2,7 @@
 //! under Anthropic, one class elsewhere), cache reads, output and explicit cache storage.
 
 use super::ChartError;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -58,6 +59,43 @@ pub fn parts_used(bars: &[(String, CostSplit)]) -> Vec<usize> {
         .collect()
 }
 
+impl CostChart {
+    /// The stacked bars: each cost part in its colour, outlined, strategy `i` at row `i`.
+    fn draw_parts<DB: DrawingBackend>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+        n: usize,
+    ) -> Result<(), ChartError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let thickness = if n > 12 { 0.38 } else { 0.3 };
+        for p in 0..CostSplit::N {
+            let color = PART_COLORS[p];
+            let rects: Vec<Rectangle<(f64, f64)>> = self
+                .bars
+                .iter()
+                .enumerate()
+                .map(|(i, (_, s))| {
+                    let parts = s.parts();
+                    let x0: f64 = parts[..p].iter().sum();
+                    let y = i as f64;
+                    [(x0, y - thickness), (x0 + parts[p], y + thickness)]
+                })
+                .filter(|r| r[1].0 > r[0].0)
+                .flat_map(|r| {
+                    [
+                        Rectangle::new(r, color.filled()),
+                        Rectangle::new(r, PART_EDGE.stroke_width(1)),
+                    ]
+                })
+                .collect();
+            chart.draw_series(rects).map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
 impl Draw for CostChart {
     /// Horizontal bars, one per strategy, names left-aligned on the left: names never collide
     /// however many strategies there are.
@@ -103,29 +141,7 @@ impl Draw for CostChart {
             .light_line_style(TRANSPARENT)
             .draw()
             .map_err(err)?;
-        let thickness = if n > 12 { 0.38 } else { 0.3 };
-        for p in 0..CostSplit::N {
-            let color = PART_COLORS[p];
-            let rects: Vec<Rectangle<(f64, f64)>> = self
-                .bars
-                .iter()
-                .enumerate()
-                .map(|(i, (_, s))| {
-                    let parts = s.parts();
-                    let x0: f64 = parts[..p].iter().sum();
-                    let y = i as f64;
-                    [(x0, y - thickness), (x0 + parts[p], y + thickness)]
-                })
-                .filter(|r| r[1].0 > r[0].0)
-                .flat_map(|r| {
-                    [
-                        Rectangle::new(r, color.filled()),
-                        Rectangle::new(r, PART_EDGE.stroke_width(1)),
-                    ]
-                })
-                .collect();
-            chart.draw_series(rects).map_err(err)?;
-        }
+        self.draw_parts(&mut chart, n)?;
         let (plot_w, plot_h) = plot.dim_in_pixel();
         let _ = plot_w;
         let row_px = (plot_h as f64 - 12.0 - 48.0) / n as f64;

@@ -557,13 +557,30 @@ impl PerRequest {
             })
             .collect();
         let boxes = place_near(&anchors, &obstacles, plot, &polylines);
+        self.paint_break_labels(area, &labels, &boxes, &anchors, cross)?;
+        Ok(boxes.iter().filter(|b| b.is_none()).count())
+    }
+
+    /// Draws the placed labels: a leader line from each label's box to its break when the box
+    /// sits away from it, then the boxes and their text (`None`: the label found no room).
+    fn paint_break_labels<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        labels: &[BreakLabel],
+        boxes: &[Option<Rect>],
+        anchors: &[(f64, f64, f64)],
+        cross: f64,
+    ) -> Result<(), ChartError>
+    where
+        DB::ErrorType: 'static,
+    {
         let color = |l: &BreakLabel| {
             l.series.map_or(RGBColor(60, 60, 60), |i| {
                 strategy_color(&self.lines[i].name)
             })
         };
         // Leader lines first, so the label boxes drawn next cover their ends.
-        for ((l, b), a) in labels.iter().zip(&boxes).zip(&anchors) {
+        for ((l, b), a) in labels.iter().zip(boxes).zip(anchors) {
             if let Some((from, to)) = b.and_then(|b| leader((a.1, a.2), b, cross)) {
                 area.draw(&PathElement::new(
                     vec![
@@ -575,7 +592,7 @@ impl PerRequest {
                 .map_err(err)?;
             }
         }
-        for (l, b) in labels.iter().zip(&boxes) {
+        for (l, b) in labels.iter().zip(boxes) {
             let Some((x0, y0, x1, y1)) = *b else { continue };
             let color = color(l);
             area.draw(&Rectangle::new(
@@ -590,7 +607,7 @@ impl PerRequest {
             ))
             .map_err(err)?;
         }
-        Ok(boxes.iter().filter(|b| b.is_none()).count())
+        Ok(())
     }
 
     /// One legend entry per drawn line (identical strategies named together, near-identical
