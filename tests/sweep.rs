@@ -84,7 +84,11 @@ fn shards_partition_the_grid() {
 
 #[test]
 fn bad_sweep_files_name_the_problem() {
-    let err = |text: &str| Sweep::parse(text, Path::new("s.toml")).unwrap_err();
+    let err = |text: &str| {
+        Sweep::parse(text, Path::new("s.toml"))
+            .unwrap_err()
+            .to_string()
+    };
     let e = err("name = \"x\"\n[grid]\nexploration_rounds = 3\nstrategy = [\"permission-mode\"]\n");
     assert!(
         e.contains("s.toml: [grid] exploration_rounds: expected a non-empty list"),
@@ -112,7 +116,9 @@ fn a_failing_point_is_named() {
     let source = |_: &toml::Table| -> Result<plancache::scenario::Session, String> {
         Err("no scenario here".to_string())
     };
-    let e = sweep::run(&s, Shard::all(), &source, &ReplayEnv::default()).unwrap_err();
+    let e = sweep::run(&s, Shard::all(), &source, &ReplayEnv::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("small.toml: point 1 (cache=anthropic, exploration_rounds=1, implementation_turns=1, strategy=history-reset): no scenario here"), "{e}");
 }
 
