@@ -199,15 +199,17 @@ fn check_parameter_names(text: &str, path: &Path, file: &SweepFile) -> Result<()
                 });
                 crate::scenario::snippet(text, span, &label)
             });
-            return Err(SweepError::UnknownParameter {
-                path: path.to_path_buf(),
-                place: span.map(|span| crate::scenario::line_col_of(text, span.start)),
-                section,
-                what: if section == "grid" { "axis" } else { "key" },
-                name: name.clone(),
-                near: near.map(str::to_string),
-                snippet,
-            });
+            return Err(SweepError::UnknownParameter(Box::new(
+                error::UnknownParameter {
+                    path: path.to_path_buf(),
+                    place: span.map(|span| crate::scenario::line_col_of(text, span.start)),
+                    section,
+                    what: if section == "grid" { "axis" } else { "key" },
+                    name: name.clone(),
+                    near: near.map(str::to_string),
+                    snippet,
+                },
+            )));
         }
     }
     Ok(())

@@ -81,28 +81,8 @@ pub enum SweepError {
         source: toml::de::Error,
     },
     /// A `[base]` key or `[grid]` axis that is not a generator parameter.
-    #[error("{}:{} [{section}] {what} `{name}` is not a generator parameter{}{}\n  hint: `plancache generate --help` lists the parameters; [grid] also takes {}",
-        path.display(),
-        place.map_or(String::new(), |(l, c)| format!(" line {l}, column {c}:")),
-        near.as_ref().map_or(String::new(), |n| format!("; did you mean `{n}`?")),
-        snippet.as_ref().map_or(String::new(), |s| format!("\n{s}")),
-        super::OPTION_AXES.join(", "))]
-    UnknownParameter {
-        /// The sweep file.
-        path: PathBuf,
-        /// Line and column of the key, when found in the text.
-        place: Option<(usize, usize)>,
-        /// `base` or `grid`.
-        section: &'static str,
-        /// `key` (in `[base]`) or `axis` (in `[grid]`).
-        what: &'static str,
-        /// The name as written.
-        name: String,
-        /// The nearest known name.
-        near: Option<String>,
-        /// The line with a caret under the name.
-        snippet: Option<String>,
-    },
+    #[error(transparent)]
+    UnknownParameter(Box<UnknownParameter>),
     /// A number of `[base]` or `[grid]` that is NaN or infinite.
     #[error(
         "[{section}] {name}: `{value}` is not a finite number\n  hint: give a number such as 0.5"
@@ -207,7 +187,7 @@ pub enum SweepError {
     #[error("{}\n  note: an axis is model, keepalive, ttl, strategy, cache, a cache-config field (anthropic.message_ttl) or a scenario path", source.to_string().trim_start_matches("--set "))]
     NotAnAxis {
         /// The scenario path's error.
-        source: ParamError,
+        source: Box<ParamError>,
     },
     /// The same `-L` axis twice.
     #[error("-L {name}: the axis is given twice\n  hint: list every value in one -L {name}=A,B")]
@@ -428,10 +408,10 @@ pub enum SweepError {
     Cache(#[from] CacheError),
     /// A scenario that could not be loaded.
     #[error(transparent)]
-    Scenario(#[from] ScenarioError),
+    Scenario(Box<ScenarioError>),
     /// A scenario parameter (`--set` path) that could not be applied.
     #[error(transparent)]
-    Param(#[from] ParamError),
+    Param(Box<ParamError>),
     /// A strategy list that names an unknown strategy.
     #[error(transparent)]
     Strategy(#[from] StrategyError),
@@ -458,6 +438,43 @@ pub enum SweepError {
     Source(Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// A `[base]` key or `[grid]` axis of a sweep file that is not a generator parameter.
+#[derive(Debug, thiserror::Error)]
+#[error("{}:{} [{section}] {what} `{name}` is not a generator parameter{}{}\n  hint: `plancache generate --help` lists the parameters; [grid] also takes {}",
+    path.display(),
+    place.map_or(String::new(), |(l, c)| format!(" line {l}, column {c}:")),
+    near.as_ref().map_or(String::new(), |n| format!("; did you mean `{n}`?")),
+    snippet.as_ref().map_or(String::new(), |s| format!("\n{s}")),
+    super::OPTION_AXES.join(", "))]
+pub struct UnknownParameter {
+    /// The sweep file.
+    pub path: PathBuf,
+    /// Line and column of the key, when found in the text.
+    pub place: Option<(usize, usize)>,
+    /// `base` or `grid`.
+    pub section: &'static str,
+    /// `key` (in `[base]`) or `axis` (in `[grid]`).
+    pub what: &'static str,
+    /// The name as written.
+    pub name: String,
+    /// The nearest known name.
+    pub near: Option<String>,
+    /// The line with a caret under the name.
+    pub snippet: Option<String>,
+}
+
+impl From<ScenarioError> for SweepError {
+    fn from(e: ScenarioError) -> Self {
+        SweepError::Scenario(Box::new(e))
+    }
+}
+
+impl From<ParamError> for SweepError {
+    fn from(e: ParamError) -> Self {
+        SweepError::Param(Box::new(e))
+    }
+}
+
 impl SweepError {
     /// This error inside the sweep file `path`.
     pub fn in_file(path: &std::path::Path) -> impl FnOnce(SweepError) -> SweepError {
@@ -475,5 +492,18 @@ impl SweepError {
             axis,
             source: Box::new(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_stays_small() {
+        // Every function of the sweep returns it; large payloads are boxed (clippy's
+        // `result_large_err` refuses 128 bytes).
+        let size = std::mem::size_of::<SweepError>();
+        assert!(size < 128, "{size} bytes");
     }
 }

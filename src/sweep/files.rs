@@ -87,7 +87,9 @@ fn check_value(
         _ if is_cache_field(name) => cache_config_with(cache_config, &[(name, v)]).map(|_| ())?,
         _ => SetParam::new(name, value)
             .map(|_| ())
-            .map_err(|source| SweepError::NotAnAxis { source })?,
+            .map_err(|e| SweepError::NotAnAxis {
+                source: Box::new(e),
+            })?,
     }
     Ok(())
 }
