@@ -90,7 +90,7 @@ fn save(name: &str, figures: &Figures) -> Result<PathBuf, String> {
     for (s, (t, m)) in figures {
         let _ = writeln!(text, "{s},{t},{m}");
     }
-    plancache::export::write_atomic(&path, text.as_bytes())?;
+    plancache::export::write_atomic(&path, text.as_bytes()).map_err(|e| e.to_string())?;
     Ok(path)
 }
 

@@ -45,7 +45,10 @@ use crate::prompt::{Encoding, Tokenizer, Ttl};
 use crate::scenario::{generate, parse_keepalive, to_toml, GeneratorParams, Session};
 use crate::strategy::{self, Strategy};
 
+pub mod error;
 pub mod files;
+
+pub use error::SweepError;
 
 /// Axes the replay consumes; every other axis goes to the scenario generator.
 pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl", "keepalive"];
@@ -53,7 +56,7 @@ pub const OPTION_AXES: &[&str] = &["strategy", "cache", "ttl", "keepalive"];
 /// Builds the session a point replays from its generator parameters.
 pub trait ScenarioSource: Sync {
     /// The session of the point whose generator parameters are `params`.
-    fn session(&self, params: &toml::Table) -> Result<Session, String>;
+    fn session(&self, params: &toml::Table) -> Result<Session, SweepError>;
 
     /// Whether the source also takes this replay-option axis among its parameters (scenario
     /// files apply `keepalive` to their TOML before loading, so load-time checks see it).
@@ -62,12 +65,14 @@ pub trait ScenarioSource: Sync {
     }
 }
 
-impl<F> ScenarioSource for F
+/// A closure as the source; its error (a message, or any error type) is the point's.
+impl<F, E> ScenarioSource for F
 where
-    F: Fn(&toml::Table) -> Result<Session, String> + Sync,
+    F: Fn(&toml::Table) -> Result<Session, E> + Sync,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    fn session(&self, params: &toml::Table) -> Result<Session, String> {
-        self(params)
+    fn session(&self, params: &toml::Table) -> Result<Session, SweepError> {
+        self(params).map_err(|e| SweepError::Source(e.into()))
     }
 }
 
@@ -167,7 +172,7 @@ pub fn show(v: &toml::Value) -> String {
 
 /// Every `[base]` key and `[grid]` axis must be a generator parameter or an option axis: a
 /// misspelled one is reported at its line, with the nearest name, before any point runs.
-fn check_parameter_names(text: &str, path: &Path, file: &SweepFile) -> Result<(), String> {
+fn check_parameter_names(text: &str, path: &Path, file: &SweepFile) -> Result<(), SweepError> {
     let schema = schemars::schema_for!(GeneratorParams);
     let params: Vec<&str> = schema
         .as_value()
@@ -187,25 +192,24 @@ fn check_parameter_names(text: &str, path: &Path, file: &SweepFile) -> Result<()
                 allowed.extend(OPTION_AXES);
             }
             let near = crate::cache::pricing::closest(name, allowed.iter().copied());
-            let (place, snip) = key_span(text, section, name)
-                .map(|span| {
-                    let (line, col) = crate::scenario::line_col_of(text, span.start);
-                    let label = near.map_or("not a generator parameter".to_string(), |n| {
-                        format!("did you mean `{n}`?")
-                    });
-                    (
-                        format!(" line {line}, column {col}:"),
-                        format!("\n{}", crate::scenario::snippet(text, span, &label)),
-                    )
-                })
-                .unwrap_or_default();
-            let what = if section == "grid" { "axis" } else { "key" };
-            let mean = near.map_or(String::new(), |n| format!("; did you mean `{n}`?"));
-            return Err(format!(
-                "{}:{place} [{section}] {what} `{name}` is not a generator parameter{mean}{snip}\n  hint: `plancache generate --help` lists the parameters; [grid] also takes {}",
-                path.display(),
-                OPTION_AXES.join(", ")
-            ));
+            let span = key_span(text, section, name);
+            let snippet = span.clone().map(|span| {
+                let label = near.map_or("not a generator parameter".to_string(), |n| {
+                    format!("did you mean `{n}`?")
+                });
+                crate::scenario::snippet(text, span, &label)
+            });
+            return Err(SweepError::UnknownParameter(Box::new(
+                error::UnknownParameter {
+                    path: path.to_path_buf(),
+                    place: span.map(|span| crate::scenario::line_col_of(text, span.start)),
+                    section,
+                    what: if section == "grid" { "axis" } else { "key" },
+                    name: name.clone(),
+                    near: near.map(str::to_string),
+                    snippet,
+                },
+            )));
         }
     }
     Ok(())
@@ -245,42 +249,46 @@ pub fn metric_column(metric: &str) -> Option<(&'static str, bool)> {
 
 impl Sweep {
     /// Reads a sweep file with the default cap on the number of grid points.
-    pub fn load(path: &Path) -> Result<Sweep, String> {
+    pub fn load(path: &Path) -> Result<Sweep, SweepError> {
         Sweep::load_capped(path, DEFAULT_MAX_POINTS)
     }
 
     /// Reads a sweep file whose grid may have at most `max_points` points.
-    pub fn load_capped(path: &Path, max_points: u64) -> Result<Sweep, String> {
-        let text = crate::budget::read_text(path, "sweep file")
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn load_capped(path: &Path, max_points: u64) -> Result<Sweep, SweepError> {
+        let text =
+            crate::budget::read_text(path, "sweep file").map_err(|source| SweepError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Sweep::parse_capped(&text, path, max_points)
     }
 
     /// Parses sweep text (`path` names it in errors) with the default cap on grid points.
-    pub fn parse(text: &str, path: &Path) -> Result<Sweep, String> {
+    pub fn parse(text: &str, path: &Path) -> Result<Sweep, SweepError> {
         Sweep::parse_capped(text, path, DEFAULT_MAX_POINTS)
     }
 
     /// Parses a sweep file; the grid's point count is computed without overflow and must not
     /// exceed `max_points`.
-    pub fn parse_capped(text: &str, path: &Path, max_points: u64) -> Result<Sweep, String> {
-        let f = path.display();
-        let file: SweepFile = toml::from_str(text).map_err(|e| {
-            format!("{f}: {}\n  hint: a sweep file has `name`, optional `description` and `[compare]` (a, b, metric, x, y), `[base]` generator parameters and `[grid]` lists; see docs/sweep.md", e.to_string().trim_end())
+    pub fn parse_capped(text: &str, path: &Path, max_points: u64) -> Result<Sweep, SweepError> {
+        let file: SweepFile = toml::from_str(text).map_err(|source| SweepError::Syntax {
+            path: path.to_path_buf(),
+            source,
         })?;
-        check_finite(&file).map_err(|e| format!("{f}: {e}"))?;
-        let mut axes = grid_axes(&file).map_err(|e| format!("{f}: {e}"))?;
+        let in_file = || SweepError::in_file(path);
+        check_finite(&file).map_err(in_file())?;
+        let mut axes = grid_axes(&file).map_err(in_file())?;
         // The size first (a grid too large to list is refused before anything reads it), then
         // the names.
-        grid_points(&axes, max_points).map_err(|e| format!("{f}: [grid]: {e}"))?;
+        grid_points(&axes, max_points, "[grid]").map_err(in_file())?;
         check_parameter_names(text, path, &file)?;
-        add_default_axes(&mut axes, &file).map_err(|e| format!("{f}: {e}"))?;
+        add_default_axes(&mut axes, &file).map_err(in_file())?;
         axes.sort_by(|a, b| a.name.cmp(&b.name));
-        check_option_axes(&axes).map_err(|e| format!("{f}: {e}"))?;
+        check_option_axes(&axes).map_err(in_file())?;
         if let Some(c) = &file.compare {
-            check_compare(c, &axes).map_err(|e| format!("{f}: {e}"))?;
+            check_compare(c, &axes).map_err(in_file())?;
         }
-        let points = grid_points(&axes, max_points).map_err(|e| format!("{f}: [grid]: {e}"))?;
+        let points = grid_points(&axes, max_points, "[grid]").map_err(in_file())?;
         Ok(Sweep {
             path: path.to_path_buf(),
             name: file.name,
@@ -335,7 +343,7 @@ impl Sweep {
         index: usize,
         source: &dyn ScenarioSource,
         env: &ReplayEnv,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, SweepError> {
         let values = self.point(index);
         let mut params = self.base.clone();
         let mut strategy_name = String::new();
@@ -376,40 +384,33 @@ impl Sweep {
                 }
             }
         }
-        let place = || {
-            format!(
-                "{}: point {} ({})",
-                self.path.display(),
-                index + 1,
-                self.axes
-                    .iter()
-                    .zip(&values)
-                    .map(|(a, v)| format!("{}={}", a.name, show(v)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        let place = |e: SweepError| SweepError::Point {
+            path: self.path.clone(),
+            index: index + 1,
+            values: self
+                .axes
+                .iter()
+                .zip(&values)
+                .map(|(a, v)| format!("{}={}", a.name, show(v)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            source: Box::new(e),
         };
-        let mut session = source
-            .session(&params)
-            .map_err(|e| format!("{}: {e}", place()))?;
+        let mut session = source.session(&params).map_err(place)?;
         if let Some(every) = keepalive {
             session.scenario.set_keepalive(every);
             // The pings are requests: counted against the step budget before the replay, as
             // a scenario's own `keepalive` is at load.
             crate::budget::check_scenario(&session.scenario, &session.path)
-                .map_err(|e| format!("{}: {e}", place()))?;
+                .map_err(|e| place(e.into()))?;
         }
         let strategies: Vec<Box<dyn Strategy>> = strategy::parse_list(&strategy_name)?;
-        let mut model =
-            cache::build_with(&cache_name, &env.prices, &env.caches).map_err(|e| e.to_string())?;
+        let mut model = cache::build_with(&cache_name, &env.prices, &env.caches)?;
         let replay = engine::replay(&session, strategies[0].as_ref(), model.as_mut(), &env)
-            .map_err(|e| format!("{}: {e}", place()))?;
+            .map_err(|e| place(e.into()))?;
         if !self.allow_over_context {
             if let Some(why) = crate::metrics::first_overrun(&replay.rows, &env.prices) {
-                return Err(format!(
-                    "{}: {why}\n  hint: shrink the grid, or pass --allow-over-context to keep such points",
-                    place()
-                ));
+                return Err(place(SweepError::OverContext { why }));
             }
         }
         cells.extend(replay.summary().cells());
@@ -418,13 +419,15 @@ impl Sweep {
 }
 
 /// Every value of `[base]` and `[grid]` is a finite number where it is a number.
-fn check_finite(file: &SweepFile) -> Result<(), String> {
+fn check_finite(file: &SweepFile) -> Result<(), SweepError> {
     for (section, table) in [("base", &file.base), ("grid", &file.grid)] {
         for (name, v) in table {
-            if let Some(x) = non_finite(v) {
-                return Err(format!(
-                    "[{section}] {name}: `{x}` is not a finite number\n  hint: give a number such as 0.5"
-                ));
+            if let Some(value) = non_finite(v) {
+                return Err(SweepError::NotFinite {
+                    section,
+                    name: name.clone(),
+                    value,
+                });
             }
         }
     }
@@ -432,21 +435,15 @@ fn check_finite(file: &SweepFile) -> Result<(), String> {
 }
 
 /// The axes `[grid]` lists, each a non-empty list of values and none also in `[base]`.
-fn grid_axes(file: &SweepFile) -> Result<Vec<Axis>, String> {
+fn grid_axes(file: &SweepFile) -> Result<Vec<Axis>, SweepError> {
     let mut axes = Vec::new();
     for (name, v) in &file.grid {
         let values = match v {
             toml::Value::Array(a) if !a.is_empty() => a.clone(),
-            _ => {
-                return Err(format!(
-                    "[grid] {name}: expected a non-empty list of values\n  hint: e.g. {name} = [1, 2, 4]"
-                ))
-            }
+            _ => return Err(SweepError::NotAList { name: name.clone() }),
         };
         if file.base.contains_key(name) {
-            return Err(format!(
-                "`{name}` is both in [base] and in [grid]\n  hint: keep it in one of them"
-            ));
+            return Err(SweepError::BaseAndGrid { name: name.clone() });
         }
         axes.push(Axis {
             name: name.clone(),
@@ -457,13 +454,11 @@ fn grid_axes(file: &SweepFile) -> Result<Vec<Axis>, String> {
 }
 
 /// A grid without a `strategy` axis takes `[compare]`'s two; one without `cache` the default.
-fn add_default_axes(axes: &mut Vec<Axis>, file: &SweepFile) -> Result<(), String> {
+fn add_default_axes(axes: &mut Vec<Axis>, file: &SweepFile) -> Result<(), SweepError> {
     let has = |axes: &[Axis], n: &str| axes.iter().any(|a| a.name == n);
     if !has(axes, "strategy") {
         let Some(c) = &file.compare else {
-            return Err(
-                "[grid] has no `strategy` axis and there is no [compare]\n  hint: add strategy = [\"permission-mode\", \"toolset-swap\"] to [grid]".to_string()
-            );
+            return Err(SweepError::NoStrategy);
         };
         axes.push(Axis {
             name: "strategy".into(),
@@ -480,59 +475,58 @@ fn add_default_axes(axes: &mut Vec<Axis>, file: &SweepFile) -> Result<(), String
 }
 
 /// Every value of an option axis (strategy, cache, ttl, keepalive) is a name plancache knows.
-fn check_option_axes(axes: &[Axis]) -> Result<(), String> {
+fn check_option_axes(axes: &[Axis]) -> Result<(), SweepError> {
     for axis in axes {
         if !OPTION_AXES.contains(&axis.name.as_str()) {
             continue;
         }
         for v in &axis.values {
-            let name = v
-                .as_str()
-                .ok_or_else(|| format!("[grid] {}: `{v}` must be a name in quotes", axis.name))?;
-            check_option_value(&axis.name, name)?;
+            let name = v.as_str().ok_or_else(|| SweepError::NotAName {
+                axis: axis.name.clone(),
+                value: v.to_string(),
+            })?;
+            check_option_value(&axis.name, name).map_err(SweepError::grid_value(&axis.name))?;
         }
     }
     Ok(())
 }
 
 /// One value of the option axis `axis`.
-fn check_option_value(axis: &str, name: &str) -> Result<(), String> {
+fn check_option_value(axis: &str, name: &str) -> Result<(), SweepError> {
     match axis {
-        "strategy" => strategy::parse_list(name)
-            .map(|_| ())
-            .map_err(|e| format!("[grid] strategy: {e}")),
-        "ttl" => parse_ttl(name)
-            .map(|_| ())
-            .map_err(|e| format!("[grid] ttl: {e}")),
-        "keepalive" => parse_keepalive(name)
-            .map(|_| ())
-            .map_err(|e| format!("[grid] keepalive: {e}")),
-        _ if !cache::CACHE_NAMES.contains(&name) => Err(format!(
-            "[grid] cache: unknown cache model `{name}`\n  hint: one of {}",
-            cache::CACHE_NAMES.join(", ")
-        )),
-        _ => Ok(()),
+        "strategy" => strategy::parse_list(name).map(|_| ())?,
+        "ttl" => parse_ttl(name).map(|_| ())?,
+        "keepalive" => parse_keepalive(name).map(|_| ())?,
+        _ if !cache::CACHE_NAMES.contains(&name) => {
+            return Err(SweepError::UnknownCache {
+                name: name.to_string(),
+                suggestion: String::new(),
+            })
+        }
+        _ => {}
     }
+    Ok(())
 }
 
 /// `[compare]` names a known metric, two generator axes of the grid and two of its strategies.
-fn check_compare(c: &BreakEven, axes: &[Axis]) -> Result<(), String> {
+fn check_compare(c: &BreakEven, axes: &[Axis]) -> Result<(), SweepError> {
     if metric_column(&c.metric).is_none() {
-        return Err(format!(
-            "[compare] metric `{}` is unknown\n  hint: cost, hit-rate, recomputed or ttft",
-            c.metric
-        ));
+        return Err(SweepError::CompareMetric {
+            metric: c.metric.clone(),
+        });
     }
-    for (k, v) in [("x", &c.x), ("y", &c.y)] {
+    for (key, v) in [("x", &c.x), ("y", &c.y)] {
         if !axes.iter().any(|a| &a.name == v) || OPTION_AXES.contains(&v.as_str()) {
-            return Err(format!(
-                "[compare] {k} = \"{v}\" is not a generator axis of [grid]\n  hint: name one of: {}",
-                axes.iter()
+            return Err(SweepError::CompareAxis {
+                key,
+                value: v.clone(),
+                axes: axes
+                    .iter()
                     .filter(|a| !OPTION_AXES.contains(&a.name.as_str()))
                     .map(|a| a.name.as_str())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+                    .join(", "),
+            });
         }
     }
     let strategies = axes
@@ -542,34 +536,31 @@ fn check_compare(c: &BreakEven, axes: &[Axis]) -> Result<(), String> {
         .unwrap_or_default();
     for s in [&c.a, &c.b] {
         if !strategies.contains(s) {
-            return Err(format!(
-                "[compare] strategy `{s}` is not in [grid] strategy\n  hint: add it to the strategy list"
-            ));
+            return Err(SweepError::CompareStrategy { name: s.clone() });
         }
     }
     Ok(())
 }
 
 /// The product of the axis lengths, or an error naming the limit when it exceeds `max_points`
-/// (or any integer).
-fn grid_points(axes: &[Axis], max_points: u64) -> Result<usize, String> {
+/// (or any integer); `scope` names the grid in the error (`[grid]`, `the grid`).
+fn grid_points(axes: &[Axis], max_points: u64, scope: &'static str) -> Result<usize, SweepError> {
     let mut n: u64 = 1;
     for a in axes {
         n = n
             .checked_mul(a.values.len() as u64)
             .filter(|n| *n <= max_points)
-            .ok_or_else(|| {
-                format!(
-                    "the grid has more than {max_points} points (the product of its axis lengths: {})\n  hint: shorten the lists, or raise the limit with --max-points N",
-                    axes.iter()
-                        .map(|a| format!("{} {}", a.name, a.values.len()))
-                        .collect::<Vec<_>>()
-                        .join(" x ")
-                )
+            .ok_or_else(|| SweepError::TooManyPoints {
+                scope,
+                max: max_points,
+                lengths: axes
+                    .iter()
+                    .map(|a| format!("{} {}", a.name, a.values.len()))
+                    .collect::<Vec<_>>()
+                    .join(" x "),
             })?;
     }
-    usize::try_from(n)
-        .map_err(|_| format!("the grid has {n} points, more than this machine can index"))
+    usize::try_from(n).map_err(|_| SweepError::Unindexable { scope, points: n })
 }
 
 /// Sets the TTL class of every breakpoint of the `anthropic*` cache models (the `ttl` axis and
@@ -586,13 +577,13 @@ pub fn set_ttl(caches: &mut cache::CacheConfig, ttl: Ttl) {
 }
 
 /// `5m` or `1h`.
-pub fn parse_ttl(s: &str) -> Result<Ttl, String> {
+pub fn parse_ttl(s: &str) -> Result<Ttl, SweepError> {
     match s {
         "5m" => Ok(Ttl::FiveMinutes),
         "1h" => Ok(Ttl::OneHour),
-        other => Err(format!(
-            "`{other}` is not a TTL class\n  hint: \"5m\" or \"1h\""
-        )),
+        other => Err(SweepError::Ttl {
+            value: other.to_string(),
+        }),
     }
 }
 
@@ -614,12 +605,11 @@ impl Default for Generated {
 }
 
 impl ScenarioSource for Generated {
-    fn session(&self, params: &toml::Table) -> Result<Session, String> {
+    fn session(&self, params: &toml::Table) -> Result<Session, SweepError> {
         let p: GeneratorParams = toml::Value::Table(params.clone())
             .try_into()
-            .map_err(|e| format!("generator parameters: {}\n  hint: see `plancache generate --help` for the parameter names", e.to_string().trim_end()))?;
-        p.validate()
-            .map_err(|e| format!("generator parameters: {e}"))?;
+            .map_err(|source| SweepError::GeneratorParams { source })?;
+        p.validate().map_err(SweepError::InvalidParams)?;
         let scenario = generate(&p);
         let text = to_toml(&scenario)?;
         let tok = self
@@ -629,7 +619,7 @@ impl ScenarioSource for Generated {
             .cloned()
             .unwrap_or_else(|| Arc::new(Tokenizer::new(scenario.tokenizer)));
         let path = PathBuf::from(format!("{}.toml", scenario.name));
-        Session::new(scenario, &path, &text, tok).map_err(|e| e.to_string())
+        Ok(Session::new(scenario, &path, &text, tok)?)
     }
 }
 
@@ -645,10 +635,8 @@ pub struct Shard {
 
 impl Shard {
     /// `I/N` with 1 <= I <= N.
-    pub fn parse(s: &str) -> Result<Shard, String> {
-        let bad = || {
-            format!("`{s}` is not a shard\n  hint: write I/N with 1 <= I <= N, e.g. --shard 2/4")
-        };
+    pub fn parse(s: &str) -> Result<Shard, SweepError> {
+        let bad = || SweepError::Shard(s.to_string());
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let index: usize = i.trim().parse().map_err(|_| bad())?;
         let count: usize = n.trim().parse().map_err(|_| bad())?;
@@ -665,31 +653,35 @@ impl Shard {
 
     /// `VAR/N`: shard `$VAR + 1` of `N`, the index read 0-based from the environment variable
     /// `VAR` (a Kubernetes indexed Job sets `JOB_COMPLETION_INDEX` to 0..N-1 in every pod).
-    pub fn from_env(s: &str) -> Result<Shard, String> {
+    pub fn from_env(s: &str) -> Result<Shard, SweepError> {
         Shard::from_lookup(s, |v| std::env::var(v).ok())
     }
 
     /// [`Shard::from_env`] with the variables read by `get`.
-    pub fn from_lookup(s: &str, get: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
-        let hint = "hint: write VAR/N, e.g. --shard-env JOB_COMPLETION_INDEX/4 (VAR holds the 0-based shard index)";
-        let (var, n) = s
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}` is not VAR/N\n  {hint}"))?;
-        let count: usize =
-            n.trim().parse().ok().filter(|&c| c > 0).ok_or_else(|| {
-                format!("`{s}`: `{n}` is not a shard count of at least 1\n  {hint}")
-            })?;
-        let value = get(var.trim())
-            .ok_or_else(|| format!("`{s}`: the environment variable {var} is not set\n  {hint}"))?;
+    pub fn from_lookup(s: &str, get: impl Fn(&str) -> Option<String>) -> Result<Shard, SweepError> {
+        let spec = s.to_string();
+        let Some((var, n)) = s.split_once('/') else {
+            return Err(SweepError::ShardEnvSpec { spec });
+        };
+        let Some(count) = n.trim().parse::<usize>().ok().filter(|&c| c > 0) else {
+            let count = n.to_string();
+            return Err(SweepError::ShardEnvCount { spec, count });
+        };
+        let var = var.to_string();
+        let Some(value) = get(var.trim()) else {
+            return Err(SweepError::ShardEnvUnset { spec, var });
+        };
         match value.trim().parse::<usize>() {
             Ok(i) if i < count => Ok(Shard {
                 index: i + 1,
                 count,
             }),
-            _ => Err(format!(
-                "`{s}`: {var}={value} is not a shard index from 0 to {}\n  {hint}",
-                count - 1
-            )),
+            _ => Err(SweepError::ShardEnvIndex {
+                spec,
+                var,
+                value,
+                max: count - 1,
+            }),
         }
     }
 
@@ -719,7 +711,7 @@ pub fn run(
     shard: Shard,
     source: &dyn ScenarioSource,
     env: &ReplayEnv,
-) -> Result<Vec<Vec<String>>, String> {
+) -> Result<Vec<Vec<String>>, SweepError> {
     let total = sweep.len();
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(shard.len(total) as u64);
@@ -736,11 +728,11 @@ pub fn run(
     // Every point runs; the first failure in point order is reported, so the message does not
     // depend on thread timing.
     // Points are generated from their index as they run; no list of indices is built.
-    let results: Vec<Result<Vec<String>, String>> = (0..shard.len(total))
+    let results: Vec<Result<Vec<String>, SweepError>> = (0..shard.len(total))
         .into_par_iter()
         .map(|k| {
             // A signal stops the sweep: the remaining points fail fast.
-            crate::signals::check().map_err(|e| e.to_string())?;
+            crate::signals::check()?;
             let r = sweep.run_point(shard.index - 1 + k * shard.count, source, env);
             bar.inc(1);
             r
@@ -752,24 +744,21 @@ pub fn run(
 
 /// Without the sweep file, the shard files' names must show that every shard of one sweep is
 /// here: `shard-I-of-N.csv` for every I of one N.
-fn check_shard_names(inputs: &[(PathBuf, String)]) -> Result<(), String> {
+fn check_shard_names(inputs: &[(PathBuf, String)]) -> Result<(), SweepError> {
     let mut count = None;
     let mut seen = std::collections::BTreeSet::new();
     for (path, _) in inputs {
         let Some(shard) = Shard::of_file_name(path) else {
-            return Err(format!(
-                "{}: not named shard-I-of-N.csv, so merge cannot tell whether every shard is here\n  hint: pass the sweep file with --sweep FILE to check the points against the grid",
-                path.display()
-            ));
+            return Err(SweepError::ShardName { path: path.clone() });
         };
         match count {
             None => count = Some(shard.count),
-            Some(n) if n != shard.count => {
-                return Err(format!(
-                    "{}: shard of {} while the other files are shards of {n}\n  hint: merge the shards of one `--shard I/N` split",
-                    path.display(),
-                    shard.count
-                ))
+            Some(other) if other != shard.count => {
+                return Err(SweepError::ShardCounts {
+                    path: path.clone(),
+                    count: shard.count,
+                    other,
+                })
             }
             Some(_) => {}
         }
@@ -782,45 +771,50 @@ fn check_shard_names(inputs: &[(PathBuf, String)]) -> Result<(), String> {
             .map(|i| format!("shard-{i}-of-{n}.csv"))
             .collect();
         if !absent.is_empty() {
-            return Err(format!(
-                "{} of {n} shard files given; missing: {}{}\n  hint: run every shard I/N of the sweep before merging, or pass --sweep FILE",
-                seen.len(),
-                absent.join(", "),
-                if n - seen.len() > absent.len() { " and more" } else { "" }
-            ));
+            return Err(SweepError::MissingShards {
+                given: seen.len(),
+                n,
+                missing: absent.join(", "),
+                more: n - seen.len() > absent.len(),
+            });
         }
     }
     Ok(())
 }
 
 /// CSV bytes of a header and rows.
-pub fn to_csv(header: &[String], rows: &[Vec<String>]) -> Result<Vec<u8>, String> {
+pub fn to_csv(header: &[String], rows: &[Vec<String>]) -> Result<Vec<u8>, SweepError> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(header).map_err(|e| e.to_string())?;
+    w.write_record(header)?;
     for r in rows {
-        w.write_record(r).map_err(|e| e.to_string())?;
+        w.write_record(r)?;
     }
-    w.into_inner().map_err(|e| e.to_string())
+    w.into_inner().map_err(|e| e.into_error().into())
 }
 
 /// Parsed sweep CSV: header and rows.
-pub fn read_csv(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+pub fn read_csv(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Vec<String>>), SweepError> {
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let header: Vec<String> = r
         .headers()
-        .map_err(|e| format!("{}: line 1: not CSV: {e}", path.display()))?
+        .map_err(|source| SweepError::NotCsv {
+            path: path.to_path_buf(),
+            source,
+        })?
         .iter()
         .map(String::from)
         .collect();
     if header.first().map(String::as_str) != Some("point") {
-        return Err(format!(
-            "{}: line 1: the first column is not `point`\n  hint: pass CSV files written by `plancache sweep`",
-            path.display()
-        ));
+        return Err(SweepError::NoPointColumn {
+            path: path.to_path_buf(),
+        });
     }
     let mut rows = Vec::new();
     for rec in r.records() {
-        let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
+        let rec = rec.map_err(|source| SweepError::CsvRecord {
+            path: path.to_path_buf(),
+            source,
+        })?;
         rows.push(rec.iter().map(String::from).collect());
     }
     Ok((header, rows))
@@ -835,30 +829,31 @@ fn check_rows(
     header: &[String],
     rows: &[Vec<String>],
     cap: f64,
-) -> Result<(), String> {
+) -> Result<(), SweepError> {
     use crate::compare::figures;
     for (i, h) in header.iter().enumerate() {
         if let Some(j) = header[..i].iter().position(|x| x == h) {
-            return Err(format!(
-                "{}: line 1: column `{h}` is given twice (columns {} and {})\n  hint: pass CSV files written by `plancache sweep`",
-                path.display(),
-                j + 1,
-                i + 1
-            ));
+            return Err(SweepError::DuplicateColumn {
+                path: path.to_path_buf(),
+                name: h.clone(),
+                first: j + 1,
+                second: i + 1,
+            });
         }
     }
     let col = |name: &str| header.iter().position(|h| h == name);
     let numeric = &SUMMARY_COLUMNS[3..];
     for (k, row) in rows.iter().enumerate() {
         let line = k + 2;
-        let value = |name: &str| -> Result<Option<f64>, String> {
+        let value = |name: &str| -> Result<Option<f64>, SweepError> {
             let Some(c) = col(name) else { return Ok(None) };
             let cell = row.get(c).map(String::as_str).unwrap_or("");
-            let bad = |why: &str| {
-                format!(
-                    "{}:{line}: column `{name}`: `{cell}` {why}\n  hint: pass CSV files written by `plancache sweep`, unedited",
-                    path.display()
-                )
+            let bad = |why: &'static str| SweepError::BadCell {
+                path: path.to_path_buf(),
+                line,
+                column: name.to_string(),
+                cell: cell.to_string(),
+                why,
             };
             let v: f64 = cell.trim().parse().map_err(|_| bad("is not a number"))?;
             figures::non_negative(v).map(Some).map_err(bad)
@@ -888,7 +883,7 @@ fn check_rows(
 pub fn merge(
     inputs: &[(PathBuf, String)],
     expected: Option<usize>,
-) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+) -> Result<(Vec<String>, Vec<Vec<String>>), SweepError> {
     let mut header: Option<(Vec<String>, &Path)> = None;
     let mut by_point: BTreeMap<usize, (Vec<String>, &Path, usize)> = BTreeMap::new();
     let cap = crate::compare::figures::request_cap(
@@ -901,49 +896,45 @@ pub fn merge(
         match &header {
             None => header = Some((h, path)),
             Some((first, fp)) if *first != h => {
-                return Err(format!(
-                    "{}: header differs from {}\n  hint: merge shards of the same sweep file",
-                    path.display(),
-                    fp.display()
-                ))
+                return Err(SweepError::HeaderDiffers {
+                    path: path.clone(),
+                    first: fp.to_path_buf(),
+                })
             }
             Some(_) => {}
         }
         for (k, row) in rows.into_iter().enumerate() {
-            let p: usize = row[0].parse().map_err(|_| {
-                format!(
-                    "{}: line {}: point `{}` is not a number",
-                    path.display(),
-                    k + 2,
-                    row[0]
-                )
+            let p: usize = row[0].parse().map_err(|_| SweepError::PointNotNumber {
+                path: path.clone(),
+                line: k + 2,
+                value: row[0].clone(),
             })?;
             if let Some((_, other, first)) = by_point.get(&p) {
-                return Err(format!(
-                    "{}:{first} and {}:{}: both hold point {p}\n  hint: each shard I/N of one sweep holds different points; pass each shard once",
-                    other.display(),
-                    path.display(),
-                    k + 2
-                ));
+                return Err(SweepError::DuplicatePoint {
+                    first: other.to_path_buf(),
+                    first_line: *first,
+                    path: path.clone(),
+                    line: k + 2,
+                    point: p,
+                });
             }
             by_point.insert(p, (row, path, k + 2));
         }
     }
     let Some((header, _)) = header else {
-        return Err(
-            "no shard files given\n  hint: plancache merge out/shard-*.csv --out out".into(),
-        );
+        return Err(SweepError::NoShards);
     };
     if expected.is_none() {
         check_shard_names(inputs)?;
     }
     let n = match expected {
         Some(n) => {
-            if let Some((&p, (_, path, _))) = by_point.iter().find(|(&p, _)| p == 0 || p > n) {
-                return Err(format!(
-                    "{}: point {p} is not a point of the sweep's grid (1 to {n})\n  hint: merge shards of this sweep file",
-                    path.display()
-                ));
+            if let Some((&point, (_, path, _))) = by_point.iter().find(|(&p, _)| p == 0 || p > n) {
+                return Err(SweepError::PointOutsideGrid {
+                    path: path.to_path_buf(),
+                    point,
+                    n,
+                });
             }
             n
         }
@@ -962,16 +953,12 @@ pub fn merge(
             next = p + 1;
         }
         let absent = n - by_point.len();
-        return Err(format!(
-            "the shards hold {} of {n} points; missing: {}{}\n  hint: run every shard I/N of the sweep before merging",
-            by_point.len(),
-            missing.join(", "),
-            if absent > missing.len() {
-                format!(" and {} more", absent - missing.len())
-            } else {
-                String::new()
-            }
-        ));
+        return Err(SweepError::MissingPoints {
+            present: by_point.len(),
+            n,
+            more: absent.saturating_sub(missing.len()),
+            missing: missing.join(", "),
+        });
     }
     Ok((header, by_point.into_values().map(|(r, _, _)| r).collect()))
 }
@@ -1023,7 +1010,7 @@ impl ClearContextBreakEven {
 pub fn clear_context_break_even(
     header: &[String],
     rows: &[Vec<String>],
-) -> Result<Vec<ClearContextBreakEven>, String> {
+) -> Result<Vec<ClearContextBreakEven>, SweepError> {
     let col = |n: &str| header.iter().position(|h| h == n);
     let (Some(clear), Some(turns), Some(cost)) = (
         col("clear_context"),
@@ -1037,12 +1024,10 @@ pub fn clear_context_break_even(
         .filter(|&i| i != clear && i != turns)
         .chain(["strategy", "cache"].iter().filter_map(|n| col(n)))
         .collect();
-    let num = |row: &Vec<String>, i: usize| -> Result<f64, String> {
-        row[i].parse::<f64>().map_err(|_| {
-            format!(
-                "sweep row: `{}` is not a number in column {}",
-                row[i], header[i]
-            )
+    let num = |row: &Vec<String>, i: usize| -> Result<f64, SweepError> {
+        row[i].parse::<f64>().map_err(|_| SweepError::NotANumber {
+            value: row[i].clone(),
+            column: header[i].clone(),
         })
     };
     // facet -> turns -> [keep cost, clear cost]
@@ -1090,13 +1075,16 @@ mod shard_tests {
         let s = Shard::from_lookup("JOB_COMPLETION_INDEX/4", env).unwrap();
         assert_eq!(s, Shard { index: 3, count: 4 });
         assert_eq!(s.indices(12).collect::<Vec<_>>(), [2, 6, 10]);
-        let e = Shard::from_lookup("JOB_COMPLETION_INDEX/2", env).unwrap_err();
+        let e = Shard::from_lookup("JOB_COMPLETION_INDEX/2", env)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("JOB_COMPLETION_INDEX=2") && e.contains("0 to 1"),
             "{e}"
         );
         assert!(Shard::from_lookup("OTHER/4", env)
             .unwrap_err()
+            .to_string()
             .contains("OTHER is not set"));
         assert!(Shard::from_lookup("JOB_COMPLETION_INDEX", env).is_err());
         assert!(Shard::from_lookup("JOB_COMPLETION_INDEX/0", env).is_err());

@@ -125,7 +125,7 @@ fn params_file_round_trips_through_print_params() {
 }
 
 fn replays_consistently(p: &GeneratorParams) -> Result<(), String> {
-    let text = to_toml(&generate(p))?;
+    let text = to_toml(&generate(p)).map_err(|e| e.to_string())?;
     let path = Path::new("generated.toml");
     let sc = load_str(&text, path).map_err(|e| e.to_string())?;
     let tok = Arc::new(Tokenizer::new(sc.tokenizer));

@@ -524,7 +524,9 @@ cache = ["anthropic"]
     assert_eq!(requests(&rows[1]), requests(&rows[0]));
     assert_ne!(rows[1][col("cost_usd")], rows[0][col("cost_usd")]);
     let bad = text.replace("\"1m\"", "\"often\"");
-    let e = Sweep::parse(&bad, Path::new("keepalive.toml")).unwrap_err();
+    let e = Sweep::parse(&bad, Path::new("keepalive.toml"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("[grid] keepalive"), "{e}");
 }
 

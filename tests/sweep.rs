@@ -84,7 +84,11 @@ fn shards_partition_the_grid() {
 
 #[test]
 fn bad_sweep_files_name_the_problem() {
-    let err = |text: &str| Sweep::parse(text, Path::new("s.toml")).unwrap_err();
+    let err = |text: &str| {
+        Sweep::parse(text, Path::new("s.toml"))
+            .unwrap_err()
+            .to_string()
+    };
     let e = err("name = \"x\"\n[grid]\nexploration_rounds = 3\nstrategy = [\"permission-mode\"]\n");
     assert!(
         e.contains("s.toml: [grid] exploration_rounds: expected a non-empty list"),
@@ -107,12 +111,72 @@ fn bad_sweep_files_name_the_problem() {
 }
 
 #[test]
+fn sweep_errors_are_typed_with_their_place() {
+    use plancache::sweep::files::parse_list;
+    use plancache::sweep::SweepError;
+    let text = SMALL.replace("exploration_rounds = [", "exploraton_rounds = [");
+    match Sweep::parse(&text, Path::new("s.toml")).unwrap_err() {
+        SweepError::UnknownParameter(u) => {
+            assert_eq!(u.name, "exploraton_rounds");
+            assert_eq!(u.near.as_deref(), Some("exploration_rounds"));
+            // `exploraton_rounds` is line 12 of SMALL (which opens with a newline), column 1.
+            assert_eq!(
+                (u.section, u.what, u.place),
+                ("grid", "axis", Some((12, 1)))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(Shard::parse("0/3"), Err(SweepError::Shard(s)) if s == "0/3"));
+    assert!(matches!(
+        parse_list("model"),
+        Err(SweepError::ListSpec { why: "no `=`", .. })
+    ));
+    let e = Sweep::over_files(
+        &[Path::new("s.toml").to_path_buf()],
+        vec![parse_list("cache=antropic").unwrap()],
+        toml::Table::new(),
+        100,
+    )
+    .unwrap_err();
+    let SweepError::ListValue {
+        axis,
+        value,
+        source,
+    } = e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!((axis.as_str(), value.as_str()), ("cache", "antropic"));
+    assert!(
+        matches!(*source, SweepError::UnknownCache { ref suggestion, .. } if suggestion.contains("`anthropic`")),
+        "{source:?}"
+    );
+    let shard = "point,a\n1,x\n".to_string();
+    let inputs = [
+        (Path::new("shard-1-of-2.csv").to_path_buf(), shard.clone()),
+        (Path::new("shard-2-of-2.csv").to_path_buf(), shard),
+    ];
+    assert!(matches!(
+        sweep::merge(&inputs, None),
+        Err(SweepError::DuplicatePoint {
+            first_line: 2,
+            line: 2,
+            point: 1,
+            ..
+        })
+    ));
+}
+
+#[test]
 fn a_failing_point_is_named() {
     let s = Sweep::parse(SMALL, Path::new("small.toml")).unwrap();
     let source = |_: &toml::Table| -> Result<plancache::scenario::Session, String> {
         Err("no scenario here".to_string())
     };
-    let e = sweep::run(&s, Shard::all(), &source, &ReplayEnv::default()).unwrap_err();
+    let e = sweep::run(&s, Shard::all(), &source, &ReplayEnv::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("small.toml: point 1 (cache=anthropic, exploration_rounds=1, implementation_turns=1, strategy=history-reset): no scenario here"), "{e}");
 }
 

@@ -36,7 +36,7 @@ pub struct MergeArgs {
 pub fn merge(args: MergeArgs) -> Result<(), CliError> {
     super::common::check_out_dir(&args.out, "merge writes DIR/sweep.csv")?;
     let spec = match &args.sweep {
-        Some(p) => Some(Sweep::load_capped(p, args.max_points).map_err(CliError::input)?),
+        Some(p) => Some(Sweep::load_capped(p, args.max_points)?),
         None => None,
     };
     let mut inputs = Vec::new();
@@ -48,8 +48,7 @@ pub fn merge(args: MergeArgs) -> Result<(), CliError> {
     if is_workload(&inputs) {
         return merge_workload(&args, &inputs);
     }
-    let (header, rows) =
-        sweep::merge(&inputs, spec.as_ref().map(Sweep::len)).map_err(CliError::input)?;
+    let (header, rows) = sweep::merge(&inputs, spec.as_ref().map(Sweep::len))?;
     if let Some(s) = &spec {
         if header != s.header() {
             return Err(CliError::input(format!(
@@ -58,16 +57,16 @@ pub fn merge(args: MergeArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let bytes = sweep::to_csv(&header, &rows).map_err(CliError::input)?;
+    let bytes = sweep::to_csv(&header, &rows)?;
     // The same output transaction as `plancache sweep` (and the same kind: a merge replaces a
     // sweep's output in that directory).
-    let out = OutputDir::begin(&args.out, "sweep").map_err(CliError::input)?;
-    write_atomic(&out.path().join("sweep.csv"), &bytes).map_err(CliError::input)?;
+    let out = OutputDir::begin(&args.out, "sweep")?;
+    write_atomic(&out.path().join("sweep.csv"), &bytes)?;
     let mut maps = 0;
     if let Some(s) = &spec {
-        maps = write_heatmaps(s, &header, &rows, out.path()).map_err(CliError::input)?;
+        maps = write_heatmaps(s, &header, &rows, out.path())?;
     }
-    out.commit().map_err(CliError::input)?;
+    out.commit()?;
     eprintln!(
         "wrote {} ({} points from {} shard file(s){})",
         args.out.join("sweep.csv").display(),
@@ -97,12 +96,12 @@ fn merge_workload(args: &MergeArgs, inputs: &[(PathBuf, String)]) -> Result<(), 
             s.display()
         )));
     }
-    let (header, rows) = sweep::merge(inputs, None).map_err(CliError::input)?;
+    let (header, rows) = sweep::merge(inputs, None)?;
     let text = super::workload::merged_sweep_csv(&header, &rows)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::input(format!("--out {}: {e}", args.out.display())))?;
     let path = args.out.join("workload_sweep.csv");
-    write_atomic(&path, text.as_bytes()).map_err(CliError::input)?;
+    write_atomic(&path, text.as_bytes())?;
     eprintln!(
         "wrote {} ({} points from {} shard file(s))",
         path.display(),

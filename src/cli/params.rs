@@ -62,7 +62,7 @@ impl ParamArgs {
     }
 }
 
-fn ttl_class(s: &str) -> Result<Ttl, String> {
+fn ttl_class(s: &str) -> Result<Ttl, plancache::sweep::SweepError> {
     plancache::sweep::parse_ttl(s)
 }
 

@@ -123,16 +123,16 @@ pub fn sweep(mut args: SweepArgs) -> Result<(), CliError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("sweep-out"));
     super::common::check_out_dir(&out_dir, "sweep writes a directory (sweep.csv, heatmaps)")?;
-    let mut spec = Sweep::load_capped(&args.files[0], args.max_points).map_err(CliError::input)?;
+    let mut spec = Sweep::load_capped(&args.files[0], args.max_points)?;
     spec.allow_over_context = args.allow_over_context;
     let env = super::common::replay_env(&args.pricing, args.cache_config.as_deref())?;
     let shard = args.shard.unwrap_or_else(Shard::all);
-    let rows = sweep::run(&spec, shard, &Generated::default(), &env).map_err(CliError::input)?;
+    let rows = sweep::run(&spec, shard, &Generated::default(), &env)?;
     let header = spec.header();
-    let bytes = sweep::to_csv(&header, &rows).map_err(CliError::input)?;
+    let bytes = sweep::to_csv(&header, &rows)?;
     if args.shard.is_some() {
         let path = out_dir.join(format!("shard-{}-of-{}.csv", shard.index, shard.count));
-        write_atomic(&path, &bytes).map_err(CliError::input)?;
+        write_atomic(&path, &bytes)?;
         eprintln!(
             "wrote {} ({} of {} points)",
             path.display(),
@@ -143,13 +143,13 @@ pub fn sweep(mut args: SweepArgs) -> Result<(), CliError> {
     }
     // One transaction: sweep.csv and its heatmaps appear together or not at all, and heatmaps
     // of an earlier sweep with more facets are removed.
-    let out = OutputDir::begin(&out_dir, "sweep").map_err(CliError::input)?;
-    write_atomic(&out.path().join("sweep.csv"), &bytes).map_err(CliError::input)?;
-    let n = write_heatmaps(&spec, &header, &rows, out.path()).map_err(CliError::input)?;
-    for b in sweep::clear_context_break_even(&header, &rows).map_err(CliError::input)? {
+    let out = OutputDir::begin(&out_dir, "sweep")?;
+    write_atomic(&out.path().join("sweep.csv"), &bytes)?;
+    let n = write_heatmaps(&spec, &header, &rows, out.path())?;
+    for b in sweep::clear_context_break_even(&header, &rows)? {
         eprintln!("{}", b.line());
     }
-    out.commit().map_err(CliError::input)?;
+    out.commit()?;
     eprintln!(
         "wrote {} ({} points{})",
         out_dir.display(),

@@ -87,21 +87,20 @@ pub fn run(a: FileSweep<'_>) -> Result<(), CliError> {
     };
     let mut env = super::common::replay_env(a.pricing, a.cache_config)?;
     a.params.apply_env(&mut env);
-    let mut spec =
-        Sweep::over_files(&paths, axes(&a)?, cache_table, a.max_points).map_err(CliError::input)?;
+    let mut spec = Sweep::over_files(&paths, axes(&a)?, cache_table, a.max_points)?;
     spec.allow_over_context = a.allow_over_context;
-    let source = ScenarioFiles::read(&paths, a.params.overrides()).map_err(CliError::input)?;
-    let sessions = source.base_sessions().map_err(CliError::input)?;
+    let source = ScenarioFiles::read(&paths, a.params.overrides())?;
+    let sessions = source.base_sessions()?;
     check_models(&sessions, &mut env.prices)?;
     check_model_axis(&spec, &mut env)?;
-    let rows = sweep::run(&spec, Shard::all(), &source, &env).map_err(CliError::input)?;
+    let rows = sweep::run(&spec, Shard::all(), &source, &env)?;
     let header = spec.header();
     output::stdout_text(&table(&spec, &header, &rows))?;
     if let Some(dir) = a.out {
-        let bytes = sweep::to_csv(&header, &rows).map_err(CliError::input)?;
-        let out = OutputDir::begin(dir, "sweep").map_err(CliError::input)?;
-        write_atomic(&out.path().join("sweep.csv"), &bytes).map_err(CliError::input)?;
-        out.commit().map_err(CliError::input)?;
+        let bytes = sweep::to_csv(&header, &rows)?;
+        let out = OutputDir::begin(dir, "sweep")?;
+        write_atomic(&out.path().join("sweep.csv"), &bytes)?;
+        out.commit()?;
         eprintln!("wrote {} ({} points)", dir.display(), rows.len());
     }
     Ok(())

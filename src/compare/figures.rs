@@ -76,13 +76,6 @@ pub enum FigureError {
     },
 }
 
-/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
-impl From<FigureError> for String {
-    fn from(e: FigureError) -> String {
-        e.to_string()
-    }
-}
-
 /// A figure that must be a finite number of at least 0; `None` names what is wrong.
 pub fn non_negative(v: f64) -> Result<f64, &'static str> {
     if v.is_nan() {

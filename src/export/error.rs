@@ -77,10 +77,3 @@ impl ExportError {
         }
     }
 }
-
-/// Lets callers whose own errors are messages (the benches' helpers) write with `?`.
-impl From<ExportError> for String {
-    fn from(e: ExportError) -> String {
-        e.to_string()
-    }
-}

@@ -897,13 +897,6 @@ pub enum KeepaliveError {
     },
 }
 
-/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
-impl From<KeepaliveError> for String {
-    fn from(e: KeepaliveError) -> String {
-        e.to_string()
-    }
-}
-
 /// `keepalive = "4m30s"` or `"off"`.
 mod opt_keepalive_str {
     use std::time::Duration;

@@ -713,13 +713,6 @@ pub enum GenerateError {
     },
 }
 
-/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
-impl From<GenerateError> for String {
-    fn from(e: GenerateError) -> String {
-        e.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -169,13 +169,6 @@ pub enum StrategyError {
     Empty,
 }
 
-/// Bridge for `sweep`, whose own errors are still messages (the one layer not yet typed).
-impl From<StrategyError> for String {
-    fn from(e: StrategyError) -> String {
-        e.to_string()
-    }
-}
-
 /// Builds strategies from a comma-separated list (`all` for every one).
 pub fn parse_list(spec: &str) -> Result<Vec<Box<dyn Strategy>>, StrategyError> {
     let mut out: Vec<Box<dyn Strategy>> = Vec::new();

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::{grid_points, parse_ttl, show, Axis, ScenarioSource, Sweep, OPTION_AXES};
+use super::{grid_points, parse_ttl, show, Axis, ScenarioSource, Sweep, SweepError, OPTION_AXES};
 use crate::cache;
 use crate::prompt::Tokenizer;
 use crate::scenario::params::{Overrides, SetParam};
@@ -26,9 +26,10 @@ pub fn is_cache_field(name: &str) -> bool {
 }
 
 /// Parses `-L NAME=V1,V2,...`.
-pub fn parse_list(spec: &str) -> Result<Axis, String> {
-    let bad = |why: &str| {
-        format!("-L {spec}: {why}\n  hint: write NAME=V1,V2,..., e.g. -L model=claude-sonnet-4-6,claude-opus-4-6")
+pub fn parse_list(spec: &str) -> Result<Axis, SweepError> {
+    let bad = |why: &'static str| SweepError::ListSpec {
+        spec: spec.to_string(),
+        why,
     };
     let (name, values) = spec.split_once('=').ok_or_else(|| bad("no `=`"))?;
     let name = name.trim();
@@ -48,37 +49,47 @@ pub fn parse_list(spec: &str) -> Result<Axis, String> {
 }
 
 /// Checks every value of one axis given on the command line.
-fn check_axis(axis: &Axis, cache_config: &toml::Table) -> Result<(), String> {
+fn check_axis(axis: &Axis, cache_config: &toml::Table) -> Result<(), SweepError> {
     let name = axis.name.as_str();
     for v in &axis.values {
         let value = show(v);
-        let checked = match name {
-            "strategy" => crate::strategy::parse_list(&value)
-                .map(|_| ())
-                .map_err(String::from),
-            "cache" => {
-                if cache::CACHE_NAMES.contains(&value.as_str()) {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "unknown cache model `{value}`{}\n  hint: one of {}",
-                        crate::cache::pricing::did_you_mean(&value, cache::CACHE_NAMES.iter().copied()),
-                        cache::CACHE_NAMES.join(", ")
-                    ))
-                }
-            }
-            "ttl" => parse_ttl(&value).map(|_| ()),
-            "keepalive" => parse_keepalive(&value).map(|_| ()).map_err(String::from),
-            "model" => Ok(()),
-            SCENARIO_AXIS => Err("the scenarios are the command's file arguments".into()),
-            _ if is_cache_field(name) => cache_config_with(cache_config, &[(name, v)]).map(|_| ()),
-            _ => SetParam::new(name, &value).map(|_| ()).map_err(|e| {
-                let text = e.to_string();
-                let known = "model, keepalive, ttl, strategy, cache, a cache-config field (anthropic.message_ttl) or a scenario path";
-                format!("{}\n  note: an axis is {known}", text.trim_start_matches("--set "))
-            }),
-        };
-        checked.map_err(|e| format!("-L {name}={value}: {e}"))?;
+        check_value(name, v, &value, cache_config).map_err(|e| SweepError::ListValue {
+            axis: name.to_string(),
+            value: value.clone(),
+            source: Box::new(e),
+        })?;
+    }
+    Ok(())
+}
+
+/// One value `v` (shown as `value`) of the command-line axis `name`.
+fn check_value(
+    name: &str,
+    v: &toml::Value,
+    value: &str,
+    cache_config: &toml::Table,
+) -> Result<(), SweepError> {
+    match name {
+        "strategy" => crate::strategy::parse_list(value).map(|_| ())?,
+        "cache" if !cache::CACHE_NAMES.contains(&value) => {
+            return Err(SweepError::UnknownCache {
+                name: value.to_string(),
+                suggestion: crate::cache::pricing::did_you_mean(
+                    value,
+                    cache::CACHE_NAMES.iter().copied(),
+                ),
+            })
+        }
+        "cache" | "model" => {}
+        "ttl" => parse_ttl(value).map(|_| ())?,
+        "keepalive" => parse_keepalive(value).map(|_| ())?,
+        SCENARIO_AXIS => return Err(SweepError::ScenarioAxis),
+        _ if is_cache_field(name) => cache_config_with(cache_config, &[(name, v)]).map(|_| ())?,
+        _ => SetParam::new(name, value)
+            .map(|_| ())
+            .map_err(|e| SweepError::NotAnAxis {
+                source: Box::new(e),
+            })?,
     }
     Ok(())
 }
@@ -87,7 +98,7 @@ fn check_axis(axis: &Axis, cache_config: &toml::Table) -> Result<(), String> {
 pub fn cache_config_with(
     base: &toml::Table,
     fields: &[(&str, &toml::Value)],
-) -> Result<cache::CacheConfig, String> {
+) -> Result<cache::CacheConfig, SweepError> {
     let mut t = base.clone();
     for (name, v) in fields {
         let Some((model, key)) = name.split_once('.') else {
@@ -100,8 +111,11 @@ pub fn cache_config_with(
             m.insert(key.to_string(), typed(v));
         }
     }
-    let text = toml::to_string(&t).map_err(|e| e.to_string())?;
-    cache::CacheConfig::from_toml_str(&text, "the cache-config axes").map_err(|e| e.to_string())
+    let text = toml::to_string(&t)?;
+    Ok(cache::CacheConfig::from_toml_str(
+        &text,
+        "the cache-config axes",
+    )?)
 }
 
 /// A command-line value as TOML (`4096` a number, `true` a boolean), else the string.
@@ -125,7 +139,7 @@ impl Sweep {
         axes: Vec<Axis>,
         cache_config: toml::Table,
         max_points: u64,
-    ) -> Result<Sweep, String> {
+    ) -> Result<Sweep, SweepError> {
         let mut all = vec![Axis {
             name: SCENARIO_AXIS.into(),
             values: files
@@ -136,14 +150,11 @@ impl Sweep {
         for axis in axes {
             check_axis(&axis, &cache_config)?;
             if all.iter().any(|a| a.name == axis.name) {
-                return Err(format!(
-                    "-L {}: the axis is given twice\n  hint: list every value in one -L {}=A,B",
-                    axis.name, axis.name
-                ));
+                return Err(SweepError::AxisTwice { name: axis.name });
             }
             all.push(axis);
         }
-        let points = grid_points(&all, max_points).map_err(|e| format!("the grid: {e}"))?;
+        let points = grid_points(&all, max_points, "the grid")?;
         Ok(Sweep {
             path: files.first().cloned().unwrap_or_default(),
             name: "scenarios".into(),
@@ -172,11 +183,14 @@ pub struct ScenarioFiles {
 
 impl ScenarioFiles {
     /// Reads the files (within the size budget).
-    pub fn read(paths: &[PathBuf], base: Overrides) -> Result<ScenarioFiles, String> {
+    pub fn read(paths: &[PathBuf], base: Overrides) -> Result<ScenarioFiles, SweepError> {
         let mut files = Vec::new();
         for p in paths {
-            let text = crate::budget::read_text(p, "scenario")
-                .map_err(|e| format!("{}: {e}", p.display()))?;
+            let text =
+                crate::budget::read_text(p, "scenario").map_err(|source| SweepError::Read {
+                    path: p.clone(),
+                    source,
+                })?;
             files.push((p.clone(), text));
         }
         Ok(ScenarioFiles {
@@ -200,7 +214,7 @@ impl ScenarioFiles {
     }
 
     /// The overrides of one point: the command's, then the point's values.
-    fn overrides(&self, params: &toml::Table) -> Result<Overrides, String> {
+    fn overrides(&self, params: &toml::Table) -> Result<Overrides, SweepError> {
         let mut o = self.base.clone();
         for (name, v) in params {
             match name.as_str() {
@@ -208,33 +222,31 @@ impl ScenarioFiles {
                 "model" => o.model = Some(show(v)),
                 "keepalive" => o.keepalive = Some(show(v)),
                 n if OPTION_AXES.contains(&n) || is_cache_field(n) => {}
-                path => o
-                    .sets
-                    .push(SetParam::new(path, &show(v)).map_err(|e| e.to_string())?),
+                path => o.sets.push(SetParam::new(path, &show(v))?),
             }
         }
         Ok(o)
     }
 
     /// The file of a point.
-    fn file(&self, params: &toml::Table) -> Result<&(PathBuf, String), String> {
+    fn file(&self, params: &toml::Table) -> Result<&(PathBuf, String), SweepError> {
         let want = params.get(SCENARIO_AXIS).map(show).unwrap_or_default();
         self.files
             .iter()
             .find(|(p, _)| p.display().to_string() == want)
-            .ok_or_else(|| format!("no scenario file `{want}`"))
+            .ok_or(SweepError::NoScenarioFile(want))
     }
 
     /// Loads one file with overrides (the same steps as `plancache run`).
-    pub fn load(&self, path: &Path, text: &str, o: &Overrides) -> Result<Session, String> {
-        let text = o.apply(text, path).map_err(|e| e.to_string())?;
-        let scenario = crate::scenario::load_str(&text, path).map_err(|e| e.to_string())?;
+    pub fn load(&self, path: &Path, text: &str, o: &Overrides) -> Result<Session, SweepError> {
+        let text = o.apply(text, path)?;
+        let scenario = crate::scenario::load_str(&text, path)?;
         let tok = self.tokenizer(&scenario);
-        Session::new(scenario, path, &text, tok).map_err(|e| e.to_string())
+        Ok(Session::new(scenario, path, &text, tok)?)
     }
 
     /// Every file with the command's own overrides, to check them before the grid runs.
-    pub fn base_sessions(&self) -> Result<Vec<Session>, String> {
+    pub fn base_sessions(&self) -> Result<Vec<Session>, SweepError> {
         self.files
             .iter()
             .map(|(p, t)| self.load(p, t, &self.base))
@@ -243,7 +255,7 @@ impl ScenarioFiles {
 }
 
 impl ScenarioSource for ScenarioFiles {
-    fn session(&self, params: &toml::Table) -> Result<Session, String> {
+    fn session(&self, params: &toml::Table) -> Result<Session, SweepError> {
         let (path, text) = self.file(params)?;
         let o = self.overrides(params)?;
         self.load(path, text, &o)
@@ -279,6 +291,7 @@ mod tests {
         let e = |spec: &str| {
             Sweep::over_files(&f, vec![parse_list(spec).unwrap()], toml::Table::new(), 100)
                 .unwrap_err()
+                .to_string()
         };
         assert!(e("steps[2].wait.duraton=1m").contains("did you mean `duration`"));
         assert!(e("ttl=2h").contains("-L ttl=2h"));
