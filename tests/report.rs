@@ -22,6 +22,19 @@ fn run() -> RunReport {
     .unwrap()
 }
 
+/// `file` replayed under permission-mode against the anthropic cache.
+fn permission_mode_run(file: &str) -> RunReport {
+    let sessions = plancache::scenario::load_sessions(&[PathBuf::from(file)]).unwrap();
+    let strategies = strategy::parse_list("permission-mode").unwrap();
+    engine::run(
+        &sessions,
+        &strategies,
+        &["anthropic".to_string()],
+        &ReplayEnv::default(),
+    )
+    .unwrap()
+}
+
 #[test]
 fn cost_split_adds_up_and_prices_each_part() {
     let run = run();
@@ -254,17 +267,7 @@ fn verdict_groups_strategies_with_the_same_figures() {
 fn machine_and_timeline_show_rejections_and_edits() {
     // reject-then-approve: `mode = "plan"` (default -> plan), two rejections, then the user edits
     // the plan and approves it (plan -> default).
-    let sessions =
-        plancache::scenario::load_sessions(&[PathBuf::from("scenarios/reject-then-approve.toml")])
-            .unwrap();
-    let strategies = strategy::parse_list("permission-mode").unwrap();
-    let run = engine::run(
-        &sessions,
-        &strategies,
-        &["anthropic".to_string()],
-        &ReplayEnv::default(),
-    )
-    .unwrap();
+    let run = permission_mode_run("scenarios/reject-then-approve.toml");
     let r = &run.replays[0];
     let taken: Vec<(Mode, Mode, String)> = machine::edges(&r.trace)
         .iter()
@@ -322,15 +325,7 @@ fn cost_split_matches_billing_under_every_cache_model() {
 #[test]
 fn timeline_names_system_edits_and_compactions() {
     let labels = |file: &str| -> Vec<(f64, String)> {
-        let sessions = plancache::scenario::load_sessions(&[PathBuf::from(file)]).unwrap();
-        let strategies = strategy::parse_list("permission-mode").unwrap();
-        let run = engine::run(
-            &sessions,
-            &strategies,
-            &["anthropic".to_string()],
-            &ReplayEnv::default(),
-        )
-        .unwrap();
+        let run = permission_mode_run(file);
         let r = &run.replays[0];
         data::timeline(&r.rows, &r.trace)
             .events
