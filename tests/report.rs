@@ -9,10 +9,10 @@ use plancache::engine::{self, ReplayEnv, RunReport};
 use plancache::plan_mode::Mode;
 use plancache::strategy;
 
-fn run() -> RunReport {
-    let sessions =
-        plancache::scenario::load_sessions(&[PathBuf::from("scenarios/auth-plan.toml")]).unwrap();
-    let strategies = strategy::parse_list("permission-mode,toolset-swap").unwrap();
+/// `file` replayed under `strategies` (a comma-separated list) against the anthropic cache.
+fn replay(file: &str, strategies: &str) -> RunReport {
+    let sessions = plancache::scenario::load_sessions(&[PathBuf::from(file)]).unwrap();
+    let strategies = strategy::parse_list(strategies).unwrap();
     engine::run(
         &sessions,
         &strategies,
@@ -22,17 +22,13 @@ fn run() -> RunReport {
     .unwrap()
 }
 
+fn run() -> RunReport {
+    replay("scenarios/auth-plan.toml", "permission-mode,toolset-swap")
+}
+
 /// `file` replayed under permission-mode against the anthropic cache.
 fn permission_mode_run(file: &str) -> RunReport {
-    let sessions = plancache::scenario::load_sessions(&[PathBuf::from(file)]).unwrap();
-    let strategies = strategy::parse_list("permission-mode").unwrap();
-    engine::run(
-        &sessions,
-        &strategies,
-        &["anthropic".to_string()],
-        &ReplayEnv::default(),
-    )
-    .unwrap()
+    replay(file, "permission-mode")
 }
 
 #[test]
