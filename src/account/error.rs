@@ -15,9 +15,6 @@ pub enum AccountError {
     /// A strategy list that is not valid.
     #[error(transparent)]
     Strategy(#[from] StrategyError),
-    /// A strategy list with no strategy.
-    #[error("no strategy given")]
-    NoStrategy,
     /// A session's transcripts that cannot be read.
     #[error(transparent)]
     Import(#[from] ImportError),

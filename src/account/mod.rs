@@ -315,10 +315,7 @@ fn replay_one(
     type RunKey = (usize, Option<Ttl>, replay::LeadingBlock, bool);
     let mut done: Vec<(RunKey, replay::SessionRun)> = Vec::new();
     let mut run_one = |p: &replay::Prepared, s: &Setting, detail: bool| {
-        let strat = strategy::parse_list(&s.strategy)?
-            .into_iter()
-            .next()
-            .ok_or(AccountError::NoStrategy)?;
+        let strat = strategy::parse_first(&s.strategy)?;
         let key = (s.strategy.clone(), s.keepalive);
         let at = match recorded.iter().find(|(k, _)| *k == key) {
             Some(&(_, at)) => at,

@@ -198,3 +198,11 @@ pub fn parse_list(spec: &str) -> Result<Vec<Box<dyn Strategy>>, StrategyError> {
     }
     Ok(out)
 }
+
+/// The first strategy of a comma-separated list (`validate` and `account` replay one); the
+/// list's errors as [`parse_list`]'s.
+pub fn parse_first(spec: &str) -> Result<Box<dyn Strategy>, StrategyError> {
+    let mut list = parse_list(spec)?;
+    // `parse_list` returns at least one strategy or `Empty`.
+    Ok(list.swap_remove(0))
+}

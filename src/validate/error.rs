@@ -13,9 +13,6 @@ pub enum ValidateError {
     /// A `--strategy` that is not valid.
     #[error(transparent)]
     Strategy(#[from] StrategyError),
-    /// A `--strategy` list with no strategy.
-    #[error("no strategy given")]
-    NoStrategy,
     /// A transcript that cannot be read or imported.
     #[error(transparent)]
     Import(#[from] ImportError),

@@ -456,10 +456,7 @@ pub fn validate(
     opts: &ValidateOptions,
     env: &ReplayEnv,
 ) -> Result<Validation, ValidateError> {
-    let strategy = strategy::parse_list(&opts.strategy)?
-        .into_iter()
-        .next()
-        .ok_or(ValidateError::NoStrategy)?;
+    let strategy = strategy::parse_first(&opts.strategy)?;
     let mut out = Validation {
         options: opts.clone(),
         checks: Vec::new(),
