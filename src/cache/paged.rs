@@ -37,12 +37,15 @@
 //! bring that about) is pinned apart and given its place in the tail-first order on release.
 //! Each stream remembers the blocks it held, so a lookup probes only blocks past them.
 
-use std::collections::hash_map::Entry;
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::hash::{BuildHasher, BuildHasherDefault};
+
+use hashbrown::hash_table::{Entry, HashTable};
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, HashKeyed, HashSetKeyed, SeenPrefixes};
+use super::common::{self, HashSetKeyed, PreHashed, SeenPrefixes};
 use super::cursor::{automatic_stop, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::Request;
@@ -77,15 +80,23 @@ impl super::Section for PagedConfig {
     }
 }
 
+/// Aligned to a cache line, so reading a block touches one line, not two.
 #[derive(Debug, Clone)]
+#[repr(align(64))]
 struct Block {
-    /// (model key, chained block hash) while the block holds cached content; `None` for a
-    /// request's partial last block.
-    hash: Option<(u64, u64)>,
+    /// (model key, chained block hash) of the cached content, when `hashed`.
+    key: (u64, u64),
+    /// The block holds cached content under `key`; false for a request's partial last block.
+    hashed: bool,
     /// The block holds content, so it is in the evictable set once free (a fresh block is not).
     used: bool,
-    /// A younger copy of a block cached under the same hash (see `PagedCache::copies`).
+    /// A younger copy of a block cached under the same hash: not the one `by_hash` names.
     copy: bool,
+    /// The next block cached under the same hash, in allocation order (the ring of copies
+    /// closes back on the block `by_hash` names; a block alone is its own next).
+    next_copy: u32,
+    /// The previous block cached under the same hash in that ring.
+    prev_copy: u32,
     /// The block before this one in its chain (`u32::MAX` for a first block; see
     /// [`Block::parent`]): a 32-bit id keeps the block at 64 bytes, where a `usize` made it 72.
     parent: u32,
@@ -111,6 +122,25 @@ const NIL: usize = usize::MAX;
 const MAX_BLOCKS: usize = u32::MAX as usize;
 
 impl Block {
+    /// A block that has held nothing yet.
+    fn fresh() -> Block {
+        Block {
+            key: (0, 0),
+            hashed: false,
+            used: false,
+            copy: false,
+            next_copy: u32::MAX,
+            prev_copy: u32::MAX,
+            parent: u32::MAX,
+            children: 0,
+            pins: 0,
+            stamp: 0,
+            visible_at: 0,
+            evictable: false,
+            generation: 0,
+        }
+    }
+
     /// The block before this one in its chain (`NIL` for a first block).
     fn parent(&self) -> usize {
         if self.parent == u32::MAX {
@@ -146,7 +176,11 @@ impl Default for StreamState {
     }
 }
 
-type Running = (u64, usize, u64, Vec<(usize, u64)>);
+/// A request still generating: (completes at, its number among stores, last held block or
+/// `NIL`, blocks held, held blocks pinned apart from the last one with their chain position: a
+/// shared block whose parent is not the request's previous block, which only copies bring
+/// about). Ordered by completion, then store order.
+type Running = Reverse<(u64, u64, usize, u64, Vec<(usize, u64)>)>;
 
 #[derive(Debug)]
 struct ModelState {
@@ -179,20 +213,32 @@ pub struct PagedCache {
     config: PagedConfig,
     /// The block pool, indexed by block id.
     blocks: Vec<Block>,
-    /// The block a lookup finds for each (model key, chained block hash).
-    by_hash: HashKeyed<(u64, u64), usize>,
-    /// Evictable leaves by (stamp, block): the first is the head of vLLM's free list.
-    evictable: BTreeSet<(u64, usize)>,
+    /// The block a lookup finds for each (model key, chained block hash): the oldest block
+    /// cached under it. Younger copies (allocated while an equal block was cached) follow it in
+    /// the ring of `next_copy`, oldest first: vLLM keeps them all under the hash and finds the
+    /// oldest; the next takes over the hash when the block it is found through is evicted.
+    /// A slot holds the block id and 32 bits of its key's hash (see [`slot`]), 8 bytes: the key
+    /// itself is read from the block, only when those bits match; an evicted block's slot is
+    /// found by its id; growing the table reads no block.
+    by_hash: HashTable<u64>,
+    /// Evictable leaves by (stamp, block), least first: the least is the head of vLLM's free
+    /// list. Removal is lazy: an entry counts only while its block is evictable with that stamp
+    /// (a block's stamp changes only while it is out of the set), so taking a block out is a
+    /// flag, and stale entries are dropped as they reach the top or when they outnumber the
+    /// live ones.
+    evictable: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Blocks in the evictable set (entries of `evictable` that count).
+    listed: usize,
     /// Next free-list position to hand out at the back (counting up from [`BACK`]).
     next_seq: u64,
     /// Next free-list position to hand out in front (counting down from `BACK - 1`).
     next_front: u64,
     /// Allocations so far (block generations).
     allocations: u64,
-    /// Requests still generating: (completes at, last held block or `NIL`, blocks held, held
-    /// blocks pinned apart from the last one with their chain position: a shared block whose
-    /// parent is not the request's previous block, which only copies bring about).
-    running: Vec<Running>,
+    /// Requests still generating, the first to complete on top (see [`Running`]).
+    running: BinaryHeap<Running>,
+    /// Requests stored so far (orders those completing at the same time).
+    runs: u64,
     /// Every hash a store has cached, evicted since or not: with `by_hash` asked first, this
     /// tells content evicted from content never cached. A store adds only the hashes past the
     /// blocks its stream's previous store cached (those are here already), so a stream that
@@ -200,13 +246,10 @@ pub struct PagedCache {
     /// not one per eviction (which cost a probe of a table of millions each). Empty until the
     /// first eviction: until then every hash stored is still in `by_hash` (so a pool that never
     /// evicts, such as a workload's unbounded twin, keeps no second table of every hash).
-    stored: HashSetKeyed<(u64, u64)>,
+    /// One set of block hashes per model key (8 bytes an entry; models are few).
+    stored: Vec<(u64, HashSetKeyed<u64>)>,
     /// A block has been evicted, so `stored` is kept (see there).
     evicted_any: bool,
-    /// Younger copies of a cached block (allocated while an equal block was cached), oldest
-    /// first: vLLM keeps them all under the hash and finds the oldest; one takes over the hash
-    /// when the block it is found through is evicted.
-    copies: HashKeyed<(u64, u64), Vec<usize>>,
     /// Each model's seen prefixes, keyed by model name.
     models: ByName<ModelState>,
     /// Every stream's memory of its previous request, keyed by stream name.
@@ -225,35 +268,68 @@ impl PagedCache {
         // Grown as blocks are used: sized for the whole pool up front, a new cache's first
         // requests paid page faults across a table of 64k entries they mostly never touched.
         let size = config.capacity_blocks.min(1 << 10);
+        // The index starts larger (8 bytes a slot, and only its control bytes are written): a
+        // session of a few thousand blocks then never grows it.
+        let index = config.capacity_blocks.min(1 << 14);
         PagedCache {
             config,
             blocks: Vec::with_capacity(size),
-            by_hash: HashKeyed::with_capacity_and_hasher(size, Default::default()),
-            evictable: BTreeSet::new(),
+            by_hash: HashTable::with_capacity(index),
+            evictable: BinaryHeap::new(),
+            listed: 0,
             next_seq: BACK,
             next_front: BACK - 1,
             allocations: 0,
-            running: Vec::new(),
-            stored: HashSetKeyed::default(),
+            running: BinaryHeap::new(),
+            runs: 0,
+            stored: Vec::new(),
             evicted_any: false,
-            copies: HashKeyed::default(),
             models: ByName::default(),
             streams: Streams::default(),
             reasoning: common::ReasoningIds::default(),
         }
     }
 
-    /// Puts block `id` into, or takes it out of, the evictable set as its state says.
+    /// Puts block `id` into, or takes it out of, the evictable set as its state says. A block
+    /// already in the set keeps its entry: its stamp changes only once it is taken out.
     fn refresh(&mut self, id: usize) {
-        let b = &self.blocks[id];
+        let b = &mut self.blocks[id];
         let should = b.used && b.pins == 0 && b.children == 0;
-        if b.evictable {
-            self.evictable.remove(&(b.stamp, id));
+        if should == b.evictable {
+            return;
         }
-        self.blocks[id].evictable = should;
-        if should {
-            self.evictable.insert((self.blocks[id].stamp, id));
+        b.evictable = should;
+        if !should {
+            self.listed -= 1;
+            return;
         }
+        let stamp = b.stamp;
+        self.listed += 1;
+        self.evictable.push(Reverse((stamp, id as u32)));
+        if self.evictable.len() > 2 * self.listed + 1024 {
+            self.compact();
+        }
+    }
+
+    /// Drops the entries of `evictable` that no longer count (and repeats of one that does).
+    fn compact(&mut self) {
+        let blocks = &self.blocks;
+        let mut v = std::mem::take(&mut self.evictable).into_vec();
+        v.retain(|&Reverse((stamp, id))| listed(blocks, stamp, id));
+        v.sort_unstable();
+        v.dedup();
+        self.evictable = BinaryHeap::from(v);
+    }
+
+    /// The head of the free list (least stamp, then least id), dropping stale entries above it.
+    fn first(&mut self) -> Option<(u64, usize)> {
+        while let Some(&Reverse((stamp, id))) = self.evictable.peek() {
+            if listed(&self.blocks, stamp, id) {
+                return Some((stamp, id as usize));
+            }
+            self.evictable.pop();
+        }
+        None
     }
 
     fn pin(&mut self, id: usize) {
@@ -277,16 +353,11 @@ impl PagedCache {
     /// `prepend_n`, "LIFO reuse of non-cached blocks"), so it is the next block reused, before
     /// any never-used or cached one.
     fn release_finished(&mut self, now: u64) {
-        if self.running.iter().all(|r| r.0 > now) {
-            return;
-        }
-        let (mut done, running): (Vec<Running>, Vec<Running>) = std::mem::take(&mut self.running)
-            .into_iter()
-            .partition(|r| r.0 <= now);
-        self.running = running;
-        done.sort_by_key(|r| r.0);
-        for (_, end, held, extra) in done {
-            let partial = end != NIL && self.blocks[end].hash.is_none();
+        while self.running.peek().is_some_and(|r| r.0 .0 <= now) {
+            let Some(Reverse((_, _, end, held, extra))) = self.running.pop() else {
+                break;
+            };
+            let partial = end != NIL && !self.blocks[end].hashed;
             let full = held - u64::from(partial);
             let seq = self.next_seq;
             self.next_seq += full;
@@ -325,10 +396,10 @@ impl PagedCache {
 
     /// Takes block `id` out of the evictable set (its stamp is about to change).
     fn unlist(&mut self, id: usize) {
-        let b = &self.blocks[id];
+        let b = &mut self.blocks[id];
         if b.evictable {
-            self.evictable.remove(&(b.stamp, id));
-            self.blocks[id].evictable = false;
+            b.evictable = false;
+            self.listed -= 1;
         }
     }
 
@@ -336,45 +407,35 @@ impl PagedCache {
     /// if there is one (they are put in front), else a never-used one while the pool has room
     /// (they follow, in id order), else the least recently freed one (evicting its hash).
     fn allocate(&mut self) -> Option<usize> {
-        let front = self
-            .evictable
-            .first()
-            .is_some_and(|&(stamp, _)| stamp < BACK);
+        let head = self.first();
+        let front = head.is_some_and(|(stamp, _)| stamp < BACK);
         if !front && self.blocks.len() < self.config.capacity_blocks.min(MAX_BLOCKS) {
-            self.blocks.push(Block {
-                hash: None,
-                used: false,
-                copy: false,
-                parent: u32::MAX,
-                children: 0,
-                pins: 0,
-                stamp: 0,
-                visible_at: 0,
-                evictable: false,
-                generation: 0,
-            });
+            self.blocks.push(Block::fresh());
             return Some(self.blocks.len() - 1);
         }
-        let (stamp, id) = self.evictable.pop_first()?;
+        let (stamp, id) = head?;
+        self.evictable.pop();
+        self.unlist(id);
         if !self.evicted_any {
             // Every hash stored so far is still cached: `stored` starts as the index's keys.
             self.evicted_any = true;
-            self.stored.extend(self.by_hash.keys().copied());
+            let blocks = &self.blocks;
+            let keys = self.by_hash.iter().map(|&s| blocks[slot_id(s)].key);
+            for (mk, h) in keys {
+                stored_of(&mut self.stored, mk).insert(h);
+            }
         }
         let b = &mut self.blocks[id];
-        b.evictable = false;
         let parent = b.parent();
-        if let Some(k) = b.hash.take() {
+        if b.hashed {
+            b.hashed = false;
+            let k = b.key;
             self.forget(k, id);
         }
         if parent != NIL {
             // The parent was freed after this block by every release that freed both.
-            let p = &mut self.blocks[parent];
-            p.children -= 1;
-            if p.evictable {
-                self.evictable.remove(&(p.stamp, parent));
-                self.blocks[parent].evictable = false;
-            }
+            self.blocks[parent].children -= 1;
+            self.unlist(parent);
             let p = &mut self.blocks[parent];
             p.stamp = p.stamp.max(stamp + 1);
             self.refresh(parent);
@@ -384,27 +445,29 @@ impl PagedCache {
 }
 
 impl PagedCache {
-    /// Block `id`, holding `k`, is evicted: the hash is gone unless a copy takes it over.
+    /// Block `id`, holding `k`, is evicted: the hash is gone unless a copy takes it over (the
+    /// oldest, next in the ring).
     fn forget(&mut self, k: (u64, u64), id: usize) {
-        if self.by_hash.get(&k) == Some(&id) {
-            match self.copies.get_mut(&k) {
-                Some(list) => {
-                    let next = list.remove(0);
-                    if list.is_empty() {
-                        self.copies.remove(&k);
-                    }
-                    self.by_hash.insert(k, next);
-                    self.blocks[next].copy = false;
-                }
-                None => {
-                    self.by_hash.remove(&k);
+        let b = &self.blocks[id];
+        let (next, prev, copy) = (b.next_copy as usize, b.prev_copy as usize, b.copy);
+        if !copy {
+            // The block `by_hash` names: its slot goes, or names the oldest copy.
+            let tag = tag_of(&k);
+            if let Ok(entry) = self
+                .by_hash
+                .find_entry(tag_hash(tag), |&s| slot_id(s) == id)
+            {
+                if next == id {
+                    entry.remove();
+                } else {
+                    *entry.into_mut() = slot(tag, next);
                 }
             }
-        } else if let Some(list) = self.copies.get_mut(&k) {
-            list.retain(|&c| c != id);
-            if list.is_empty() {
-                self.copies.remove(&k);
-            }
+        }
+        if next != id {
+            self.blocks[prev].next_copy = next as u32;
+            self.blocks[next].prev_copy = prev as u32;
+            self.blocks[next].copy &= copy;
         }
     }
 
@@ -479,7 +542,7 @@ impl PagedCache {
     /// The block holding `k` that a lookup at `now` finds: the oldest, or else the oldest copy
     /// already readable.
     fn find(&self, k: &(u64, u64), now: u64) -> Option<usize> {
-        find(&self.blocks, &self.by_hash, &self.copies, k, now)
+        find(&self.blocks, &self.by_hash, k, now)
     }
 
     /// A new block for content `hash` (`None`: a partial block) after `parent`, pinned; `None`
@@ -488,20 +551,41 @@ impl PagedCache {
         let id = self.allocate()?;
         // One probe: the block is a younger copy when its hash is cached already, else it is
         // the block the hash finds from now on.
-        let copy = match hash {
-            Some(k) => match self.by_hash.entry(k) {
-                Entry::Occupied(_) => true,
-                Entry::Vacant(v) => {
-                    v.insert(id);
-                    false
+        let blocks = &self.blocks;
+        let head = match hash {
+            Some(k) => {
+                let tag = tag_of(&k);
+                match self.by_hash.entry(
+                    tag_hash(tag),
+                    |&s| slot_tag(s) == tag && blocks[slot_id(s)].key == k,
+                    |&s| tag_hash(slot_tag(s)),
+                ) {
+                    Entry::Occupied(o) => Some(slot_id(*o.get())),
+                    Entry::Vacant(v) => {
+                        v.insert(slot(tag, id));
+                        None
+                    }
                 }
-            },
-            None => false,
+            }
+            None => None,
+        };
+        // A copy joins the ring of its hash last (before the oldest, which closes it).
+        let (next_copy, prev_copy) = match head {
+            Some(h) => {
+                let tail = self.blocks[h].prev_copy as usize;
+                self.blocks[tail].next_copy = id as u32;
+                self.blocks[h].prev_copy = id as u32;
+                (h as u32, tail as u32)
+            }
+            None => (id as u32, id as u32),
         };
         self.blocks[id] = Block {
-            hash,
+            key: hash.unwrap_or_default(),
+            hashed: hash.is_some(),
             used: true,
-            copy,
+            copy: head.is_some(),
+            next_copy,
+            prev_copy,
             parent: parent_id(parent),
             children: 0,
             pins: 1,
@@ -511,9 +595,6 @@ impl PagedCache {
             generation: self.allocations,
         };
         self.allocations += 1;
-        if let (Some(k), true) = (hash, copy) {
-            self.copies.entry(k).or_default().push(id);
-        }
         if parent != NIL {
             self.blocks[parent].children += 1;
         }
@@ -522,22 +603,73 @@ impl PagedCache {
 }
 
 /// [`PagedCache::find`] over the cache's parts.
-fn find(
-    blocks: &[Block],
-    by_hash: &HashKeyed<(u64, u64), usize>,
-    copies: &HashKeyed<(u64, u64), Vec<usize>>,
-    k: &(u64, u64),
-    now: u64,
-) -> Option<usize> {
-    let &id = by_hash.get(k)?;
-    if blocks[id].visible_at <= now {
-        return Some(id);
+fn find(blocks: &[Block], by_hash: &HashTable<u64>, k: &(u64, u64), now: u64) -> Option<usize> {
+    let head = indexed(blocks, by_hash, k)?;
+    let mut id = head;
+    loop {
+        if blocks[id].visible_at <= now {
+            return Some(id);
+        }
+        id = blocks[id].next_copy as usize;
+        if id == head {
+            return None;
+        }
     }
-    copies
-        .get(k)?
-        .iter()
-        .copied()
-        .find(|&c| blocks[c].visible_at <= now)
+}
+
+/// The set of hashes stored under model key `mk` (made empty if there is none yet).
+fn stored_of(stored: &mut Vec<(u64, HashSetKeyed<u64>)>, mk: u64) -> &mut HashSetKeyed<u64> {
+    let i = match stored.iter().position(|(m, _)| *m == mk) {
+        Some(i) => i,
+        None => {
+            stored.push((mk, HashSetKeyed::default()));
+            stored.len() - 1
+        }
+    };
+    &mut stored[i].1
+}
+
+/// 32 bits of key `k`'s hash (the hasher of the crate's hash-keyed maps): `by_hash` files the
+/// key by them and keeps them in its slot.
+fn tag_of(k: &(u64, u64)) -> u32 {
+    (BuildHasherDefault::<PreHashed>::default().hash_one(k) >> 32) as u32
+}
+
+/// Where `by_hash` files a key with this tag (spread over all 64 bits, as the table asks).
+fn tag_hash(tag: u32) -> u64 {
+    u64::from(tag).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// A slot of `by_hash`: block `id` (a pool holds at most [`MAX_BLOCKS`]) under its key's tag.
+fn slot(tag: u32, id: usize) -> u64 {
+    u64::from(tag) << 32 | id as u64
+}
+
+/// The block a slot of `by_hash` names.
+fn slot_id(s: u64) -> usize {
+    (s & u64::from(u32::MAX)) as usize
+}
+
+/// The tag a slot of `by_hash` is filed under.
+fn slot_tag(s: u64) -> u32 {
+    (s >> 32) as u32
+}
+
+/// The block `by_hash` names for `k` (the oldest cached under it).
+fn indexed(blocks: &[Block], by_hash: &HashTable<u64>, k: &(u64, u64)) -> Option<usize> {
+    let tag = tag_of(k);
+    by_hash
+        .find(tag_hash(tag), |&s| {
+            slot_tag(s) == tag && blocks[slot_id(s)].key == *k
+        })
+        .map(|&s| slot_id(s))
+}
+
+/// Whether an entry (stamp, id) of the evictable set counts: its block is in the set with that
+/// stamp.
+fn listed(blocks: &[Block], stamp: u64, id: u32) -> bool {
+    let b = &blocks[id as usize];
+    b.evictable && b.stamp == stamp
 }
 
 /// When a store's blocks become visible, and how many the lookup found.
@@ -575,7 +707,7 @@ fn still_held(blocks: &[Block], chain: &[(usize, u64)], hashes: &[u64], mk: u64)
     let held = |j: usize| {
         let (id, generation) = chain[j - 1];
         let b = &blocks[id];
-        b.generation == generation && b.hash == Some((mk, hashes[j - 1]))
+        b.generation == generation && b.hashed && b.key == (mk, hashes[j - 1])
     };
     if n == 0 || held(n) {
         return n;
@@ -628,23 +760,23 @@ impl CacheModel for PagedCache {
             0
         };
         while matched < hashes.len()
-            && find(
-                &self.blocks,
-                &self.by_hash,
-                &self.copies,
-                &(mk, hashes[matched]),
-                now,
-            )
-            .is_some()
+            && find(&self.blocks, &self.by_hash, &(mk, hashes[matched]), now).is_some()
         {
             matched += 1;
         }
         // The explanation only asks whether the block after the match was ever cached (evicted,
         // or cached but not readable yet): a probe or two, not a walk of every block ever cached.
         let next = hashes.get(matched).map(|&h| (mk, h));
-        let in_flight = next.is_some_and(|k| self.by_hash.contains_key(&k));
-        let raw =
-            matched + usize::from(in_flight || next.is_some_and(|k| self.stored.contains(&k)));
+        let in_flight = next.is_some_and(|k| indexed(&self.blocks, &self.by_hash, &k).is_some());
+        let raw = matched
+            + usize::from(
+                in_flight
+                    || next.is_some_and(|(mk, h)| {
+                        self.stored
+                            .iter()
+                            .any(|(m, set)| *m == mk && set.contains(&h))
+                    }),
+            );
         let cap = prompt.saturating_sub(1) / bs;
         let cached = bs * (matched as u64).min(cap);
         outcome.cached_tokens = cached;
@@ -729,8 +861,9 @@ impl CacheModel for PagedCache {
             full_pool,
         } = self.link_blocks(mk, hashes, known, &times, start_vis, &mut chain);
         if self.evicted_any {
+            let set = stored_of(&mut self.stored, mk);
             for &h in hashes.get(prior..chain.len()).unwrap_or_default() {
-                self.stored.insert((mk, h));
+                set.insert(h);
             }
         }
         let mut held = chain.len() as u64;
@@ -744,7 +877,9 @@ impl CacheModel for PagedCache {
                 held += 1;
             }
         }
-        self.running.push((completed, prev, held, extra));
+        self.running
+            .push(Reverse((completed, self.runs, prev, held, extra)));
+        self.runs += 1;
         st.chain = chain;
         st.chain_model = mk;
         st.chain_vis = chain_vis;
