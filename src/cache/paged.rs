@@ -160,6 +160,9 @@ fn parent_id(id: usize) -> u32 {
     }
 }
 
+/// Evicted blocks' slots of the index removed together (see `PagedCache::stale`).
+const STALE_BATCH: usize = 32;
+
 /// Free-list positions from here up are handed out to blocks appended at the back; those below
 /// to blocks put in front, counting down.
 const BACK: u64 = 1 << 62;
@@ -250,6 +253,11 @@ pub struct PagedCache {
     stored: Vec<(u64, HashSetKeyed<u64>)>,
     /// A block has been evicted, so `stored` is kept (see there).
     evicted_any: bool,
+    /// Slots of `by_hash` whose block was evicted, removed [`STALE_BATCH`] at a time. Until
+    /// then a lookup passes over them: a slot counts only while its block is hashed, the
+    /// oldest under that key, and holds it (a block refilled with the same key as the oldest
+    /// may have two equal slots; either finds it).
+    stale: Vec<u64>,
     /// Each model's seen prefixes, keyed by model name.
     models: ByName<ModelState>,
     /// Every stream's memory of its previous request, keyed by stream name.
@@ -284,6 +292,7 @@ impl PagedCache {
             runs: 0,
             stored: Vec::new(),
             evicted_any: false,
+            stale: Vec::with_capacity(STALE_BATCH),
             models: ByName::default(),
             streams: Streams::default(),
             reasoning: common::ReasoningIds::default(),
@@ -421,6 +430,7 @@ impl PagedCache {
             self.evicted_any = true;
             let blocks = &self.blocks;
             let keys = self.by_hash.iter().map(|&s| blocks[slot_id(s)].key);
+            debug_assert!(self.stale.is_empty(), "nothing was evicted before");
             for (mk, h) in keys {
                 stored_of(&mut self.stored, mk).insert(h);
             }
@@ -450,24 +460,35 @@ impl PagedCache {
     fn forget(&mut self, k: (u64, u64), id: usize) {
         let b = &self.blocks[id];
         let (next, prev, copy) = (b.next_copy as usize, b.prev_copy as usize, b.copy);
-        if !copy {
-            // The block `by_hash` names: its slot goes, or names the oldest copy.
+        if !copy && next == id {
+            // The block `by_hash` names, alone: its slot names nothing any more (the block is
+            // no longer hashed) and goes with the next batch.
+            self.stale.push(slot(tag_of(&k), id));
+            if self.stale.len() == STALE_BATCH {
+                self.drop_stale();
+            }
+        } else if !copy {
+            // The oldest copy takes the slot over.
             let tag = tag_of(&k);
-            if let Ok(entry) = self
-                .by_hash
-                .find_entry(tag_hash(tag), |&s| slot_id(s) == id)
-            {
-                if next == id {
-                    entry.remove();
-                } else {
-                    *entry.into_mut() = slot(tag, next);
-                }
+            let was = slot(tag, id);
+            if let Ok(entry) = self.by_hash.find_entry(tag_hash(tag), |&s| s == was) {
+                *entry.into_mut() = slot(tag, next);
             }
         }
         if next != id {
             self.blocks[prev].next_copy = next as u32;
             self.blocks[next].prev_copy = prev as u32;
             self.blocks[next].copy &= copy;
+        }
+    }
+
+    /// Removes the slots of `stale` from `by_hash`, one after another: the removals are
+    /// independent, so their cache misses overlap.
+    fn drop_stale(&mut self) {
+        for s in self.stale.drain(..) {
+            if let Ok(entry) = self.by_hash.find_entry(tag_hash(slot_tag(s)), |&x| x == s) {
+                entry.remove();
+            }
         }
     }
 
@@ -557,7 +578,7 @@ impl PagedCache {
                 let tag = tag_of(&k);
                 match self.by_hash.entry(
                     tag_hash(tag),
-                    |&s| slot_tag(s) == tag && blocks[slot_id(s)].key == k,
+                    |&s| names(blocks, s, tag, &k),
                     |&s| tag_hash(slot_tag(s)),
                 ) {
                     Entry::Occupied(o) => Some(slot_id(*o.get())),
@@ -655,13 +676,21 @@ fn slot_tag(s: u64) -> u32 {
     (s >> 32) as u32
 }
 
+/// Whether slot `s` of `by_hash` names the block found for key `k` (of tag `tag`): a slot of an
+/// evicted block (see `PagedCache::stale`) names nothing, whatever its block holds since.
+fn names(blocks: &[Block], s: u64, tag: u32, k: &(u64, u64)) -> bool {
+    if slot_tag(s) != tag {
+        return false;
+    }
+    let b = &blocks[slot_id(s)];
+    b.hashed && !b.copy && b.key == *k
+}
+
 /// The block `by_hash` names for `k` (the oldest cached under it).
 fn indexed(blocks: &[Block], by_hash: &HashTable<u64>, k: &(u64, u64)) -> Option<usize> {
     let tag = tag_of(k);
     by_hash
-        .find(tag_hash(tag), |&s| {
-            slot_tag(s) == tag && blocks[slot_id(s)].key == *k
-        })
+        .find(tag_hash(tag), |&s| names(blocks, s, tag, k))
         .map(|&s| slot_id(s))
 }
 
