@@ -482,6 +482,24 @@ impl PagedCache {
         }
     }
 
+    /// A request runs until `completed` holding `held` = (its last block or `NIL`, blocks held,
+    /// blocks pinned apart); its `partial` last block first takes a pool slot of its own.
+    fn run_until(&mut self, completed: u64, held: (usize, u64, Vec<(usize, u64)>), partial: bool) {
+        let (mut last, mut count, extra) = held;
+        if partial {
+            if let Some(id) = self.fill(None, last, completed) {
+                if last != NIL {
+                    self.unpin(last);
+                }
+                last = id;
+                count += 1;
+            }
+        }
+        self.running
+            .push(Reverse((completed, self.runs, last, count, extra)));
+        self.runs += 1;
+    }
+
     /// Removes the slots of `stale` from `by_hash`, one after another: the removals are
     /// independent, so their cache misses overlap.
     fn drop_stale(&mut self) {
@@ -884,7 +902,7 @@ impl CacheModel for PagedCache {
         let Linked {
             first_copy,
             chain_vis,
-            mut prev,
+            prev,
             extra,
             stored_upto,
             full_pool,
@@ -895,45 +913,45 @@ impl CacheModel for PagedCache {
                 set.insert(h);
             }
         }
-        let mut held = chain.len() as u64;
-        if !full_pool && computed % bs != 0 {
-            // The partial last block holds a pool slot while the request runs.
-            if let Some(id) = self.fill(None, prev, completed) {
-                if prev != NIL {
-                    self.unpin(prev);
-                }
-                prev = id;
-                held += 1;
-            }
-        }
-        self.running
-            .push(Reverse((completed, self.runs, prev, held, extra)));
-        self.runs += 1;
+        let partial = !full_pool && computed % bs != 0;
+        self.run_until(completed, (prev, chain.len() as u64, extra), partial);
         st.chain = chain;
         st.chain_model = mk;
         st.chain_vis = chain_vis;
         st.first_copy = first_copy;
-        // Record, for explanations, the segment prefixes that fit in the stored blocks.
         let state = self.models.get_mut(&req.model).expect("state exists");
-        let cursor = &st.auto.cursor;
-        let k = cursor
-            .ends()
-            .partition_point(|&e| e as usize <= stored_upto);
-        let kp = k.min(n);
-        let all = cursor.len();
-        let hashes = cursor.hashes();
-        state
-            .seen
-            .record_continued_from(hashes, all, &mut st.auto.seen);
-        state
-            .seen
-            .record_stored_from(hashes, (0, kp), now, &mut st.auto.seen);
-        if k > n {
-            state
-                .seen
-                .record_stored_from(hashes, (n, k), completed, &mut st.auto.seen);
-        }
+        record_stored(
+            &mut state.seen,
+            &mut st.auto,
+            n,
+            stored_upto,
+            (now, completed),
+        );
         *self.streams.stream(&req.stream) = st;
+    }
+}
+
+/// Records, for explanations, the segment prefixes of the stream's cursor that fit in the
+/// `stored_upto` tokens a store cached: the prompt's `n` segments readable at `times.0`, the
+/// generated ones at `times.1`.
+fn record_stored(
+    seen: &mut SeenPrefixes,
+    auto: &mut AutoStream,
+    n: usize,
+    stored_upto: usize,
+    (now, completed): (u64, u64),
+) {
+    let cursor = &auto.cursor;
+    let k = cursor
+        .ends()
+        .partition_point(|&e| e as usize <= stored_upto);
+    let kp = k.min(n);
+    let all = cursor.len();
+    let hashes = cursor.hashes();
+    seen.record_continued_from(hashes, all, &mut auto.seen);
+    seen.record_stored_from(hashes, (0, kp), now, &mut auto.seen);
+    if k > n {
+        seen.record_stored_from(hashes, (n, k), completed, &mut auto.seen);
     }
 }
 
