@@ -10,18 +10,27 @@
 //!   `cache_reply` and no reasoning preceded it), readable `build_delay` after its response
 //!   began: an entry being built cannot be hit.
 //! - Entries unused for `idle_ttl`, or older than `max_age`, are gone; a hit refreshes them.
+//!
+//! What a request costs is what it adds, not its prompt's length: entries are one per unit but
+//! grouped in runs written together (`unit_prefix/entries.rs`), each stream keeps its path over
+//! them in pieces of one run (`unit_prefix/pieces.rs`) with the touches of its hits and stores
+//! (see `StreamState`), and a run that aged out of `max_age` whole is written anew as one.
 
-use std::collections::hash_map::Entry as Slot;
+mod entries;
+mod pieces;
+
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{work, HashKeyed, SeenPrefixes};
+use super::common::{work, SeenPrefixes};
 use super::cursor::{automatic_stop, same_name, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
 use crate::util::duration_str;
+use entries::{Entries, Group, Stored, Vals};
+use pieces::{join, Pieces, NO_BOUNDS};
 
 /// Parameters of a unit-prefix cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,149 +83,12 @@ impl super::Section for UnitPrefixConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    /// When the entry becomes readable (its build is done).
-    visible_at: u64,
-    /// When the entry was (last) written anew: `max_age` counts from here.
-    written_at: u64,
-    /// Last use stamped on the entry itself; the touches of the stream paths holding it count
-    /// too (see [`StreamState`]).
-    last_used: u64,
-}
-
 #[derive(Debug, Default)]
 struct ModelState {
-    /// Entries by chained hash of the units from token 0 up to and including theirs.
-    units: HashKeyed<u64, Entry>,
+    /// Entries by chained hash of the units from token 0 up to and including theirs, in runs.
+    entries: Entries,
     /// What was stored and seen, to explain breaks.
     seen: SeenPrefixes,
-}
-
-/// (`written_at`, an upper bound of `visible_at`) of each entry of a stream's path, in a
-/// segment tree of (earliest write, latest visibility), so that a walk over the path jumps
-/// straight to the next entry that may have aged out or may not be readable yet.
-#[derive(Debug, Default)]
-struct PathBounds {
-    /// Positions held (the path's length).
-    len: usize,
-    /// Leaves start at `cap` (a power of two); node `k` joins nodes `2k` and `2k + 1`.
-    cap: usize,
-    /// The tree, `2 * cap` nodes.
-    nodes: Vec<(u64, u64)>,
-}
-
-/// A leaf past the end: never needs a look.
-const NO_BOUNDS: (u64, u64) = (u64::MAX, 0);
-
-fn join(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
-    (a.0.min(b.0), a.1.max(b.1))
-}
-
-impl PathBounds {
-    /// Pushes every bound of `vs`, joining the nodes above them once per level (not once per
-    /// bound).
-    fn extend(&mut self, vs: impl ExactSizeIterator<Item = (u64, u64)>) {
-        let n = vs.len();
-        if n == 0 {
-            return;
-        }
-        if self.len + n > self.cap {
-            let mut cap = self.cap.max(64);
-            while cap < self.len + n {
-                cap *= 2;
-            }
-            let mut nodes = vec![NO_BOUNDS; 2 * cap];
-            nodes[cap..cap + self.len].copy_from_slice(&self.nodes[self.cap..self.cap + self.len]);
-            for k in (1..cap).rev() {
-                nodes[k] = join(nodes[2 * k], nodes[2 * k + 1]);
-            }
-            work::add(cap as u64);
-            self.cap = cap;
-            self.nodes = nodes;
-        }
-        let (from, to) = (self.len, self.len + n);
-        for (i, v) in (from..to).zip(vs) {
-            self.nodes[self.cap + i] = v;
-        }
-        self.len = to;
-        self.rejoin(from, to);
-    }
-
-    /// The bounds at position `i`.
-    fn leaf(&self, i: usize) -> (u64, u64) {
-        work::add(1);
-        self.nodes[self.cap + i]
-    }
-
-    /// Sets the bounds at position `i` without joining the nodes above (see
-    /// [`PathBounds::rejoin`]).
-    fn set_leaf(&mut self, i: usize, v: (u64, u64)) {
-        self.nodes[self.cap + i] = v;
-    }
-
-    /// Joins again the nodes above leaves `from..to` (not empty), once per level.
-    fn rejoin(&mut self, from: usize, to: usize) {
-        let (mut lo, mut hi) = ((self.cap + from) / 2, (self.cap + to - 1) / 2);
-        while lo >= 1 {
-            for k in lo..=hi {
-                self.nodes[k] = join(self.nodes[2 * k], self.nodes[2 * k + 1]);
-            }
-            work::add((hi - lo + 1) as u64);
-            if lo == 1 {
-                break;
-            }
-            lo /= 2;
-            hi /= 2;
-        }
-    }
-
-    fn set(&mut self, i: usize, v: (u64, u64)) {
-        let mut k = self.cap + i;
-        self.nodes[k] = v;
-        while k > 1 {
-            k /= 2;
-            self.nodes[k] = join(self.nodes[2 * k], self.nodes[2 * k + 1]);
-            work::add(1);
-        }
-    }
-
-    fn truncate(&mut self, n: usize) {
-        if self.len > n {
-            let to = self.len;
-            self.nodes[self.cap + n..self.cap + to].fill(NO_BOUNDS);
-            self.len = n;
-            self.rejoin(n, to);
-        }
-    }
-
-    /// The first position from `from` on whose bounds `look` says need a look (`look` of a
-    /// join must hold when it holds for either part).
-    fn first_from(&self, from: usize, look: &impl Fn((u64, u64)) -> bool) -> Option<usize> {
-        (from < self.len)
-            .then(|| self.find(1, (0, self.cap), from, look))
-            .flatten()
-            .filter(|&i| i < self.len)
-    }
-
-    fn find(
-        &self,
-        k: usize,
-        (lo, hi): (usize, usize),
-        from: usize,
-        look: &impl Fn((u64, u64)) -> bool,
-    ) -> Option<usize> {
-        if hi <= from || !look(self.nodes[k]) {
-            return None;
-        }
-        work::add(1);
-        if hi - lo == 1 {
-            return Some(lo);
-        }
-        let mid = (lo + hi) / 2;
-        self.find(2 * k, (lo, mid), from, look)
-            .or_else(|| self.find(2 * k + 1, (mid, hi), from, look))
-    }
 }
 
 /// A stream's cursor and its path: the leading `path` units of the cursor's block hashes are
@@ -239,8 +111,8 @@ struct StreamState {
     /// stops short of the path touches its leading units only, and the rest keep their
     /// older touch instead of being stamped and cut off, which cost the length of the path).
     touches: VecDeque<(usize, u64)>,
-    /// Write time and readability bound of each entry of the path.
-    bounds: PathBounds,
+    /// The path's units in pieces of one run each, with their write time and readability bound.
+    pieces: Pieces,
 }
 
 impl StreamState {
@@ -287,13 +159,13 @@ impl StreamState {
     }
 
     /// Shortens the path to `len` units, stamping its touches on the entries it lets go.
-    fn cut(&mut self, units: &mut HashKeyed<u64, Entry>, len: usize) {
+    fn cut(&mut self, entries: &mut Entries, len: usize) {
         if len < self.path {
             for (range, t) in self.touched_spans(len) {
-                stamp(units, &self.auto.blocks()[range], t);
+                stamp(entries, &self.auto.blocks()[range], t);
             }
             self.truncate_touches(len);
-            self.bounds.truncate(len);
+            self.pieces.truncate(len);
         }
     }
 
@@ -337,15 +209,13 @@ struct Parts<'a> {
     /// Every stream's state (cursor and touched path).
     streams: &'a mut Streams<StreamState>,
     /// One model's entries, by chained unit hash.
-    units: &'a mut HashKeyed<u64, Entry>,
+    entries: &'a mut Entries,
 }
 
 /// Stamps touch `t` on the entries `hashes`.
-fn stamp(units: &mut HashKeyed<u64, Entry>, hashes: &[u64], t: u64) {
-    for h in hashes {
-        if let Some(e) = units.get_mut(h) {
-            e.last_used = e.last_used.max(t);
-        }
+fn stamp(entries: &mut Entries, hashes: &[u64], t: u64) {
+    for &h in hashes {
+        entries.stamp(h, t);
     }
 }
 
@@ -360,7 +230,7 @@ impl Parts<'_> {
 
     /// Whether entry `e` (unit `p` of `st`, hash `h`) has neither idled out nor aged out at
     /// `now`.
-    fn unexpired(&self, st: &StreamState, e: &Entry, p: usize, h: u64, now: u64) -> bool {
+    fn unexpired(&self, st: &StreamState, e: &Vals, p: usize, h: u64, now: u64) -> bool {
         unexpired(self.config, self.streams, st, e, p, h, now)
     }
 
@@ -376,7 +246,7 @@ impl Parts<'_> {
         for o in self.streams.values_mut() {
             work::add(1);
             if holds(o, st, p, h) {
-                o.cut(self.units, p);
+                o.cut(self.entries, p);
             }
         }
     }
@@ -398,7 +268,7 @@ fn holds_elsewhere(streams: &Streams<StreamState>, st: &StreamState, p: usize, h
 
 /// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
 /// touches of every path holding it.
-fn last_used(streams: &Streams<StreamState>, st: &StreamState, e: &Entry, p: usize, h: u64) -> u64 {
+fn last_used(streams: &Streams<StreamState>, st: &StreamState, e: &Vals, p: usize, h: u64) -> u64 {
     let mut t = e.last_used;
     let mut take = |o: &StreamState| {
         work::add(1);
@@ -419,7 +289,7 @@ fn unexpired(
     config: &UnitPrefixConfig,
     streams: &Streams<StreamState>,
     st: &StreamState,
-    e: &Entry,
+    e: &Vals,
     p: usize,
     h: u64,
     now: u64,
@@ -483,10 +353,10 @@ impl UnitPrefixCache {
         let mut st = std::mem::take(self.streams.stream(&req.stream));
         if !same_name(&st.model, &req.model) {
             if let Some(state) = self.models.get_mut(&st.model) {
-                st.cut(&mut state.units, 0);
+                st.cut(&mut state.entries, 0);
             }
             st.truncate_touches(0);
-            st.bounds.truncate(0);
+            st.pieces.truncate(0);
             st.model = req.model.clone();
         }
         let mut dropped = Vec::new();
@@ -496,14 +366,14 @@ impl UnitPrefixCache {
             if let Some(state) = self.models.get_mut(&st.model) {
                 for (range, t) in st.touched_spans(kept) {
                     stamp(
-                        &mut state.units,
+                        &mut state.entries,
                         &dropped[range.start - kept..range.end - kept],
                         t,
                     );
                 }
             }
             st.truncate_touches(kept);
-            st.bounds.truncate(kept);
+            st.pieces.truncate(kept);
         }
         (st, adv)
     }
@@ -515,7 +385,7 @@ impl UnitPrefixCache {
             Parts {
                 config: &self.config,
                 streams: &mut self.streams,
-                units: &mut state.units,
+                entries: &mut state.entries,
             },
             &mut state.seen,
         )
@@ -618,14 +488,18 @@ impl CacheModel for UnitPrefixCache {
     }
 }
 
+/// A unit's entry bounds, (`written_at`, `visible_at`), and its run: what a path's pieces are
+/// built from.
+type UnitBounds = ((u64, u64), u32);
+
 impl Parts<'_> {
-    /// Whether unit `p` of `st` (hash `h`) is cached and live at `now`, and its entry.
-    fn live_at(&self, st: &StreamState, p: usize, now: u64) -> (bool, Option<Entry>) {
+    /// Whether unit `p` of `st` is cached and live at `now`, and its entry.
+    fn live_at(&self, st: &StreamState, p: usize, now: u64) -> (bool, Option<Vals>) {
         let h = st.auto.blocks()[p];
-        match self.units.get(&h) {
+        match self.entries.get(h) {
             Some(e) => (
-                e.visible_at <= now && self.unexpired(st, e, p, h, now),
-                Some(*e),
+                e.visible_at <= now && self.unexpired(st, &e, p, h, now),
+                Some(e),
             ),
             None => (false, None),
         }
@@ -633,38 +507,19 @@ impl Parts<'_> {
 
     /// The leading units of `st`'s cursor that are live at `now`; whether the unit after them
     /// is cached but still being built (`Some(true)`), cached and expired (`Some(false)`) or
-    /// absent (`None`); and the bounds of the live units past the stream's path. Within the
-    /// path (while its touch is recent) only the entries whose bounds say they may have aged
-    /// out or not be readable are looked at; past it, every unit.
+    /// absent (`None`); and the bounds and runs of the live units past the stream's path.
+    /// Within the path (while its touch is recent) only the pieces whose bounds say they may
+    /// have aged out or not be readable are looked at; past it, every unit.
     fn live_prefix(
         &mut self,
         st: &mut StreamState,
         now: u64,
-    ) -> (usize, Option<bool>, Vec<(u64, u64)>, usize) {
+    ) -> (usize, Option<bool>, Vec<UnitBounds>, usize) {
         let len = st.auto.blocks().len();
         let fresh = self.fresh_path(st, now, len);
-        let max_age = self.max_age();
-        let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > now;
-        let mut live = 0;
+        let (live, stopped) = self.live_in_path(st, now, fresh);
+        let mut live = live;
         let mut tail = Vec::new();
-        let mut stopped = None;
-        while live < fresh {
-            let Some(f) = st.bounds.first_from(live, &look).filter(|&f| f < fresh) else {
-                live = fresh;
-                break;
-            };
-            match self.live_at(st, f, now) {
-                (true, Some(e)) => {
-                    st.bounds.set(f, (e.written_at, e.visible_at));
-                    live = f + 1;
-                }
-                (_, e) => {
-                    live = f;
-                    stopped = Some(e);
-                    break;
-                }
-            }
-        }
         let next = match stopped {
             Some(e) => e.map(|e| e.visible_at > now),
             None => loop {
@@ -673,7 +528,7 @@ impl Parts<'_> {
                 }
                 match self.live_at(st, live, now) {
                     (true, Some(e)) => {
-                        tail.push((e.written_at, e.visible_at));
+                        tail.push(((e.written_at, e.visible_at), e.run));
                         live += 1;
                     }
                     (_, e) => break e.map(|e| e.visible_at > now),
@@ -682,80 +537,140 @@ impl Parts<'_> {
         };
         if fresh == 0 {
             // The path's bounds were not used: the live units' bounds are all in `tail`.
-            st.cut(self.units, 0);
+            st.cut(self.entries, 0);
         }
         (live, next, tail, fresh)
     }
 
+    /// The leading units of `st`'s path, up to `fresh` (whose touch is recent), that are live
+    /// at `now`, and `Some(entry)` when a unit before `fresh` is not (the entry at it, if any).
+    /// A piece whose units are all found live gets their exact bounds.
+    fn live_in_path(
+        &self,
+        st: &mut StreamState,
+        now: u64,
+        fresh: usize,
+    ) -> (usize, Option<Option<Vals>>) {
+        let max_age = self.max_age();
+        let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > now;
+        let mut k = 0;
+        while let Some(q) = st.pieces.first_from(k, &look) {
+            let (units, run) = st.pieces.piece(q);
+            if units.start >= fresh {
+                break;
+            }
+            let mut bounds = NO_BOUNDS;
+            for i in units.start..units.end.min(fresh) {
+                match self.live_at(st, i, now) {
+                    (true, Some(e)) => bounds = join(bounds, (e.written_at, e.visible_at)),
+                    (_, e) => return (i, Some(e)),
+                }
+            }
+            if units.end <= fresh {
+                st.pieces.set(q, run, bounds);
+            }
+            k = q + 1;
+        }
+        (fresh, None)
+    }
+
     /// Touches `[0, len)` of `st`'s units at `now`, making them part of its path (the touches
     /// it already holds stay counted: stamped where the new touch does not cover them, kept
-    /// on the units past `len`); `tail` holds the bounds of the units from `from` on (at most
-    /// the path's length) up to `len`.
+    /// on the units past `len`); `tail` holds the bounds and runs of the units from `from` on
+    /// (at most the path's length) up to `len`.
     fn retouch(
         &mut self,
         st: &mut StreamState,
         len: usize,
         now: u64,
-        tail: Vec<(u64, u64)>,
+        tail: Vec<UnitBounds>,
         from: usize,
     ) {
         if now < st.touched_at() {
             // A clock behind the path's touches: they are stamped, and the path restarts.
             for (range, t) in st.touched_spans(0) {
-                stamp(self.units, &st.auto.blocks()[range], t);
+                stamp(self.entries, &st.auto.blocks()[range], t);
             }
             let keep = st.path.min(len);
             st.touches.clear();
             st.path = keep;
-            st.bounds.truncate(keep);
+            st.pieces.truncate(keep);
         }
         debug_assert!(from <= st.path || len <= st.path);
         if len > st.path {
             let skip = st.path - from;
-            st.bounds
+            st.pieces
                 .extend(tail.into_iter().skip(skip).take(len - st.path));
         }
         st.touch_prefix(len, now);
+        debug_assert_eq!(st.pieces.units(), st.path);
     }
 
     /// Stores unit `i` of `st` (hash `h`), readable from `r`, at `now`: an unexpired entry is
     /// refreshed (readable from the earlier time, used now), an expired or missing one written
-    /// anew. Returns the entry's bounds.
-    fn write_one(&mut self, st: &StreamState, i: usize, r: u64, now: u64) -> (u64, u64) {
+    /// anew (joining `group`). Returns the entry's bounds and run.
+    fn write_one(
+        &mut self,
+        st: &StreamState,
+        i: usize,
+        r: u64,
+        now: u64,
+        group: &mut Option<Group>,
+    ) -> UnitBounds {
         let h = st.auto.blocks()[i];
-        let anew = Entry {
-            visible_at: r,
-            written_at: r,
-            last_used: r,
-        };
-        // One probe for a missing or an unexpired entry; an expired one is written anew below.
-        match self.units.entry(h) {
-            Slot::Vacant(v) => {
-                v.insert(anew);
-                return (r, r);
-            }
-            Slot::Occupied(mut o) => {
-                let e = o.get_mut();
-                if unexpired(self.config, self.streams, st, e, i, h, now) {
-                    e.visible_at = e.visible_at.min(r);
-                    e.last_used = e.last_used.max(now);
-                    return (e.written_at, e.visible_at);
-                }
-                // Expired and on no other path: written anew in place (no second probe).
-                if !holds_elsewhere(self.streams, st, i, h) {
-                    *e = anew;
-                    return (r, r);
-                }
+        let (config, streams) = (self.config, &*self.streams);
+        let stored = self.entries.store(
+            (h, i),
+            (r, now),
+            group,
+            |e| unexpired(config, streams, st, e, i, h, now),
+            // Expired and on no other path: written anew in place (no second probe).
+            || !holds_elsewhere(streams, st, i, h),
+        );
+        match stored {
+            Stored::Written(run) => ((r, r), run),
+            Stored::Refreshed(e) => ((e.written_at, e.visible_at), e.run),
+            Stored::Expired => {
+                self.cut_others(st, i, h);
+                ((r, r), self.entries.replace((h, i), r, group))
             }
         }
-        self.cut_others(st, i, h);
-        self.units.insert(h, anew);
-        (r, r)
+    }
+
+    /// Stores piece `q` of `st`'s path, readable from `r`, at `now`: a piece that aged out and
+    /// holds its whole run is written anew as one (after cutting the other paths that hold
+    /// it, which all hold its first unit); any other, unit by unit (its units all aged out, so
+    /// all written anew into one new run, or none did, so all refreshed).
+    fn write_piece(&mut self, st: &mut StreamState, q: usize, r: u64, now: u64) {
+        let (units, run) = st.pieces.piece(q);
+        let (written, whole) = self.entries.run_written(run, units.len());
+        if now.saturating_sub(written) > self.max_age() && whole {
+            let h = st.auto.blocks()[units.start];
+            if holds_elsewhere(self.streams, st, units.start, h) {
+                self.cut_others(st, units.start, h);
+            }
+            self.entries.rewrite_run(run, r);
+            st.pieces.set(q, run, (r, r));
+            return;
+        }
+        let mut group = None;
+        let (mut bounds, mut runs) = (NO_BOUNDS, None);
+        for i in units {
+            let (b, run) = self.write_one(st, i, r, now, &mut group);
+            bounds = join(bounds, b);
+            debug_assert!(
+                runs.is_none_or(|k| k == run),
+                "a piece's units stay in one run"
+            );
+            runs = Some(run);
+        }
+        st.pieces
+            .set(q, runs.expect("pieces are not empty"), bounds);
     }
 
     /// Stores the units of `st`'s cursor (the first `prompt_units` readable from `ready.0`, the
     /// rest from `ready.1`) at `now`. Within the stream's path (while its touch is recent) only
-    /// the entries whose bounds say they may have aged out or be readable later than `ready.0`
+    /// the pieces whose bounds say they may have aged out or be readable later than `ready.0`
     /// are looked at: the others' refresh is the path's new touch.
     fn write(&mut self, st: &mut StreamState, prompt_units: usize, ready: (u64, u64), now: u64) {
         let len = st.auto.blocks().len();
@@ -764,31 +679,108 @@ impl Parts<'_> {
         // stamped `ready`); otherwise every entry is stamped itself.
         let lazy = ready.0 >= now && ready.1 >= now && now >= st.touched_at();
         if !lazy {
-            st.cut(self.units, 0);
+            st.cut(self.entries, 0);
         }
         let fresh = self.fresh_path(st, now, len);
+        // The path past `fresh` is touched anew below: its old touches are stamped first.
+        st.cut(self.entries, fresh);
+        debug_assert!(fresh <= prompt_units && st.pieces.units() == fresh);
         let max_age = self.max_age();
         let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > ready.0;
-        let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
-        let mut i = 0;
-        while let Some(f) = st.bounds.first_from(i, &look).filter(|&f| f < fresh) {
-            // Entries written together age together: take the run of them from `f` in one
-            // walk of the leaves, joining the nodes above it once.
-            let mut j = f;
-            while j < fresh && look(st.bounds.leaf(j)) {
-                let b = self.write_one(st, j, at(j), now);
-                st.bounds.set_leaf(j, b);
-                j += 1;
-            }
-            st.bounds.rejoin(f, j);
-            i = j;
+        let mut k = 0;
+        while let Some(q) = st.pieces.first_from(k, &look) {
+            self.write_piece(st, q, ready.0, now);
+            k = q + 1;
         }
-        let tail: Vec<(u64, u64)> = (fresh..len)
-            .map(|i| self.write_one(st, i, at(i), now))
+        let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
+        let mut group = None;
+        let tail: Vec<UnitBounds> = (fresh..len)
+            .map(|i| self.write_one(st, i, at(i), now, &mut group))
             .collect();
         if lazy {
-            st.cut(self.units, fresh);
             self.retouch(st, len, now, tail, fresh);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::prompt::{Level, RequestSettings, Role, Segment, SegmentKind};
+
+    /// A message segment of `len` tokens, distinct per `id`.
+    fn seg(id: u32, len: u32) -> Arc<Segment> {
+        Arc::new(Segment {
+            id: id as u64,
+            level: Level::Messages,
+            kind: SegmentKind::Message(Role::User),
+            label: format!("s{id}"),
+            tokens: (0..len).map(|i| id << 16 | i).collect(),
+            breakpoint: None,
+        })
+    }
+
+    /// Sends `segments` on `stream` at second `at` and stores them, readable at once; returns
+    /// the tokens read from the cache.
+    fn send(cache: &mut UnitPrefixCache, stream: &str, segments: &[Arc<Segment>], at: u64) -> u64 {
+        let req = Request {
+            index: 0,
+            stream: stream.into(),
+            step: 0,
+            model: "gemini-2.5-pro".into(),
+            sent_at_ms: at * 1000,
+            segments: segments.to_vec(),
+            settings: RequestSettings::default(),
+            reply: Vec::new(),
+            output_tokens: 0,
+        };
+        let outcome = cache.lookup(&req);
+        cache.store(&req, &outcome, at * 1000, at * 1000);
+        outcome.cached_tokens
+    }
+
+    fn cache() -> UnitPrefixCache {
+        let config = UnitPrefixConfig {
+            unit: 1,
+            min_tokens: Some(1),
+            idle_ttl: Duration::from_secs(300),
+            max_age: Duration::from_secs(60),
+            cache_reply: false,
+            build_delay: Duration::ZERO,
+        };
+        UnitPrefixCache::new("gemini", config, &PriceTable::bundled())
+    }
+
+    #[test]
+    fn units_written_together_age_out_together_and_are_written_anew_together() {
+        let (a, b) = (seg(1, 100), seg(2, 20));
+        let mut c = cache();
+        assert_eq!(send(&mut c, "main", std::slice::from_ref(&a), 0), 0);
+        assert_eq!(send(&mut c, "main", &[a.clone(), b.clone()], 30), 100);
+        // `a`, written at 0, is older than `max_age`: the hit stops before it, and it is written
+        // anew (`b`, written at 30, is not).
+        assert_eq!(send(&mut c, "main", &[a.clone(), b.clone()], 70), 0);
+        assert_eq!(send(&mut c, "main", &[a.clone(), b.clone()], 80), 120);
+        // Now `b` has aged out, and `a` (written at 70) has not.
+        assert_eq!(send(&mut c, "main", &[a.clone(), b.clone()], 95), 100);
+        assert_eq!(send(&mut c, "main", &[a, b], 100), 120);
+    }
+
+    #[test]
+    fn a_stream_that_writes_anew_part_of_another_streams_run_cuts_that_streams_path() {
+        let (a, b, x) = (seg(1, 100), seg(2, 50), seg(3, 10));
+        let mut c = cache();
+        // `main` writes `a` and `b` in one run; `agent` reads `a` and adds `x`.
+        assert_eq!(send(&mut c, "main", &[a.clone(), b.clone()], 0), 0);
+        assert_eq!(send(&mut c, "agent", &[a.clone(), x.clone()], 30), 100);
+        // At 70 the run has aged out: `agent` writes `a` anew (only part of the run), and
+        // `x` (written at 30) is still there.
+        assert_eq!(send(&mut c, "agent", &[a.clone(), x.clone()], 70), 0);
+        assert_eq!(send(&mut c, "agent", &[a.clone(), x], 71), 110);
+        // `main` reads the new `a`; its `b` aged out with the old run.
+        assert_eq!(send(&mut c, "main", &[a.clone(), b.clone()], 75), 100);
+        assert_eq!(send(&mut c, "main", &[a, b], 76), 150);
     }
 }
