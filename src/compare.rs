@@ -157,7 +157,11 @@ impl Dataset {
 
 fn add_break(breaks: &mut BTreeMap<Key, Vec<BreakRecord>>, r: &RequestRow) {
     let e = breaks
-        .entry((r.scenario.clone(), r.strategy.clone(), r.cache.clone()))
+        .entry((
+            r.scenario.to_string(),
+            r.strategy.to_string(),
+            r.cache.to_string(),
+        ))
         .or_default();
     if let Some(stop) = &r.break_reason {
         e.push(BreakRecord {

@@ -5,6 +5,9 @@
 //! and TTFT count replies: keep-alive pings and compaction requests are summed in columns of
 //! their own; its cost is the session's whole cost, theirs included.
 
+use std::fmt;
+use std::sync::Arc;
+
 use serde::{Serialize, Serializer};
 
 use crate::cache::ReuseStop;
@@ -92,15 +95,107 @@ impl RequestKind {
     }
 }
 
+/// A name a row repeats (scenario, strategy, cache model, model, stream): one shared copy per
+/// replay rather than one per row. It reads, compares, prints and serializes as the string it
+/// holds.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Name(Arc<str>);
+
+impl Name {
+    /// The name as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Name {
+    fn from(s: &str) -> Self {
+        Name(s.into())
+    }
+}
+
+impl From<String> for Name {
+    fn from(s: String) -> Self {
+        Name(s.into())
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for Name {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<Name> for String {
+    fn eq(&self, other: &Name) -> bool {
+        **self == *other.0
+    }
+}
+
+impl PartialEq<Name> for &str {
+    fn eq(&self, other: &Name) -> bool {
+        **self == *other.0
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl Serialize for Name {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
 /// One API request of one replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestRow {
     /// The scenario's name.
-    pub scenario: String,
+    pub scenario: Name,
     /// The plan-mode strategy replayed.
-    pub strategy: String,
+    pub strategy: Name,
     /// The cache model (a registry name).
-    pub cache: String,
+    pub cache: Name,
     /// 1-based, in send order.
     pub request: usize,
     /// 1-based scenario step.
@@ -108,7 +203,7 @@ pub struct RequestRow {
     /// The permission mode the request was made in.
     pub mode: Mode,
     /// The model the request ran on.
-    pub model: String,
+    pub model: Name,
     /// Prompt tokens: cached plus recomputed.
     pub prompt_tokens: u64,
     /// Tokens read from the cache.
@@ -131,7 +226,7 @@ pub struct RequestRow {
     #[serde(serialize_with = "break_text")]
     pub break_reason: Option<ReuseStop>,
     /// The stream that sent it (`main` or a subagent's name).
-    pub stream: String,
+    pub stream: Name,
     /// When it was sent, in ms on the replay's clock (which starts at 0).
     pub sent_at_ms: u64,
     /// Anthropic usage: uncached input after the last breakpoint.
@@ -179,13 +274,13 @@ impl RequestRow {
     /// fixed precision so output bytes are deterministic.
     pub fn cells(&self) -> Vec<String> {
         vec![
-            self.scenario.clone(),
-            self.strategy.clone(),
-            self.cache.clone(),
+            self.scenario.to_string(),
+            self.strategy.to_string(),
+            self.cache.to_string(),
             self.request.to_string(),
             self.step.to_string(),
             self.mode.to_string(),
-            self.model.clone(),
+            self.model.to_string(),
             self.prompt_tokens.to_string(),
             self.cached_tokens.to_string(),
             self.cache_write_tokens.to_string(),
@@ -195,7 +290,7 @@ impl RequestRow {
             format!("{:.6}", self.cost_usd),
             format!("{:.1}", self.ttft_ms),
             self.break_text(),
-            self.stream.clone(),
+            self.stream.to_string(),
             self.sent_at_ms.to_string(),
             self.input_tokens.to_string(),
             self.cache_creation_input_tokens.to_string(),

@@ -137,7 +137,7 @@ pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit,
             Some((_, c)) => *c,
             None => {
                 let c = crate::cache::build(&r.cache, prices)?.charges_writes();
-                charges.push((r.cache.clone(), c));
+                charges.push((r.cache.to_string(), c));
                 c
             }
         };
@@ -146,10 +146,10 @@ pub fn cost_split(rows: &[RequestRow], prices: &PriceTable) -> Result<CostSplit,
             _ => (1.0, 1.0),
         };
         let p = prices.get(&r.model).ok_or_else(|| ChartError::Unpriced {
-            model: r.model.clone(),
+            model: r.model.to_string(),
             request: r.request,
-            scenario: r.scenario.clone(),
-            strategy: r.strategy.clone(),
+            scenario: r.scenario.to_string(),
+            strategy: r.strategy.to_string(),
         })?;
         let per_token = p.input / 1_000_000.0;
         let plain = r.recomputed_tokens.saturating_sub(r.cache_write_tokens);
@@ -290,7 +290,7 @@ pub fn timeline(rows: &[RequestRow], trace: &Trace) -> Timeline {
     }
     Timeline {
         phases,
-        streams: rows.iter().map(|r| r.stream.clone()).collect(),
+        streams: rows.iter().map(|r| r.stream.to_string()).collect(),
         events,
     }
 }

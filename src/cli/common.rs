@@ -175,7 +175,7 @@ pub fn context_overruns(report: &plancache::engine::RunReport, prices: &PriceTab
             continue;
         }
         let e = seen
-            .entry((r.scenario.clone(), r.model.clone()))
+            .entry((r.scenario.to_string(), r.model.to_string()))
             .or_insert((window, r.request, tokens, 0));
         e.3 += 1;
         if tokens > e.2 {

@@ -4,6 +4,7 @@
 //! request (tools, system, conversation so far); the cache model prices it; the simulated clock
 //! advances by time to first token, output generation, tool time and human time.
 
+mod names;
 mod price;
 mod replay;
 mod replayer;

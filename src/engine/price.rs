@@ -1,5 +1,6 @@
 //! Pricing one request: cache lookup and store, TTFT, cost, and the break explanation.
 
+use super::names::RowNames;
 use super::stream::{advance, Stream};
 use super::{Replay, ReplayEnv, ReplayError};
 use crate::cache::{CacheModel, CacheOutcome, ModelPrice};
@@ -53,7 +54,7 @@ pub(super) fn price(
     env: &ReplayEnv,
     stream: &mut Stream,
     mode: Mode,
-    out: &Replay,
+    (out, names): (&Replay, &mut RowNames),
     session: &Session,
 ) -> Result<RequestRow, ReplayError> {
     let model = model_price(request, env, session)?;
@@ -85,7 +86,16 @@ pub(super) fn price(
         .previous_prompt
         .is_some_and(|prev| outcome.cached_tokens < prev);
     stream.previous_prompt = Some(outcome.prompt_tokens);
-    Ok(row(request, &outcome, out, mode, cost_usd, ttft, broke))
+    let number = out.rows.len() + 1;
+    Ok(row(
+        request,
+        &outcome,
+        (number, names),
+        mode,
+        cost_usd,
+        ttft,
+        broke,
+    ))
 }
 
 /// The price-table entry of the request's model.
@@ -116,7 +126,7 @@ fn times(
     // The place names an error only: built when one occurs, not per request.
     let later = |clock: u64, ms: u64| match clock.checked_add(ms) {
         Some(t) => Ok(t),
-        None => advance(clock, ms, &place.text()),
+        None => advance(clock, ms, || place.text()),
     };
     let visible_at = later(
         request.sent_at_ms,
@@ -133,20 +143,20 @@ fn times(
 fn row(
     request: &Request,
     outcome: &CacheOutcome,
-    out: &Replay,
+    (number, names): (usize, &mut RowNames),
     mode: Mode,
     cost_usd: f64,
     ttft_ms: f64,
     broke: bool,
 ) -> RequestRow {
     RequestRow {
-        scenario: out.scenario.clone(),
-        strategy: out.strategy.clone(),
-        cache: out.cache.clone(),
-        request: out.rows.len() + 1,
+        scenario: names.scenario.clone(),
+        strategy: names.strategy.clone(),
+        cache: names.cache.clone(),
+        request: number,
         step: request.step + 1,
         mode,
-        model: request.model.clone(),
+        model: names.shared(&request.model),
         prompt_tokens: outcome.prompt_tokens,
         cached_tokens: outcome.cached_tokens,
         cache_write_tokens: outcome.cache_write_tokens(),
@@ -156,7 +166,7 @@ fn row(
         cost_usd,
         ttft_ms,
         break_reason: outcome.stop.clone().filter(|_| broke),
-        stream: request.stream.clone(),
+        stream: names.shared(&request.stream),
         sent_at_ms: request.sent_at_ms,
         input_tokens: outcome.uncached_input_tokens,
         cache_creation_input_tokens: outcome.cache_write_tokens(),

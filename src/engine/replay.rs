@@ -1,6 +1,7 @@
 //! The step loop: the state machine decides each step of the main stream, its handler
 //! (`steps`) carries it out, and the decisions join the trace.
 
+use super::names::RowNames;
 use super::replayer::{At, Replayer};
 use super::steps;
 use super::stream::Stream;
@@ -18,7 +19,6 @@ pub fn replay(
     env: &ReplayEnv,
 ) -> Result<Replay, ReplayError> {
     let sc = &session.scenario;
-    let file = session.path.display().to_string();
     let machine = PlanMachine::new(MachineConfig {
         initial_mode: sc.initial_mode,
         auto_available: sc.auto_available,
@@ -29,7 +29,8 @@ pub fn replay(
         scenario: sc.name.clone(),
         strategy: strategy.name().to_string(),
         cache: cache.name().to_string(),
-        rows: Vec::new(),
+        // About a request per step: the rows are large, and growing the list copies them.
+        rows: Vec::with_capacity(sc.steps.len()),
         trace: Trace::default(),
         unrendered_calls: Vec::new(),
         notes: Vec::new(),
@@ -40,6 +41,7 @@ pub fn replay(
         cache,
         env,
         machine,
+        names: RowNames::new(&out),
         out,
     };
     let mut main = Stream::new("main", session.tools.clone(), 0);
@@ -48,7 +50,8 @@ pub fn replay(
     for (i, step) in sc.steps.iter().enumerate() {
         let at = At {
             step: i,
-            place: format!("{file}: {}", session.step_place(i)),
+            session,
+            agents: Vec::new(),
             label: format!("step{}", i + 1),
         };
         let decisions = steps::run(&mut r, &at, step, &mut main)?;
@@ -60,7 +63,7 @@ pub fn replay(
             Target::Exit => "ExitPlanMode",
         };
         return Err(ReplayError {
-            place: format!("{file}: end of steps"),
+            place: format!("{}: end of steps", session.path.display()),
             message: format!("the session ends while {what} awaits an answer"),
             hint: "add an approve/decline/reject step after the call, or remove the call".into(),
         });

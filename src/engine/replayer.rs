@@ -1,6 +1,7 @@
 //! The state of one replay in progress (the machine, the strategy, the cache model and the
 //! output so far), where a step sits, and the errors a step reports.
 
+use super::names::RowNames;
 use super::{Replay, ReplayEnv, ReplayError};
 use crate::cache::CacheModel;
 use crate::plan_mode::{Mode, PlanError, PlanMachine, TraceEntry};
@@ -22,20 +23,38 @@ pub(super) struct Replayer<'a> {
     pub(super) machine: PlanMachine,
     /// The rows, trace and notes so far.
     pub(super) out: Replay,
+    /// The names its rows repeat, shared.
+    pub(super) names: RowNames,
 }
 
-/// Where a step sits, for errors, labels and the trace.
+/// Where a step sits, for errors, labels and the trace. Its place (`file: step 7 (line 42)`)
+/// names errors and notes only, so it is formatted when one needs it, not per step.
 #[derive(Clone)]
-pub(super) struct At {
+pub(super) struct At<'s> {
     /// Main-stream step index (0-based).
     pub(super) step: usize,
-    /// `file: step 7 (line 42)`, plus `, agent X step k` inside a subagent.
-    pub(super) place: String,
+    /// The session replayed: its file and step lines make the place.
+    pub(super) session: &'s Session,
+    /// Inside subagents: each one's name and 1-based step, outermost first (`, agent X step k`).
+    pub(super) agents: Vec<(String, usize)>,
     /// Unique label prefix for segments made at this step (`step7` or `step7:explore-1:2`).
     pub(super) label: String,
 }
 
-impl At {
+impl At<'_> {
+    /// `file: step 7 (line 42)`, plus `, agent X step k` inside a subagent.
+    pub(super) fn place(&self) -> String {
+        let mut place = format!(
+            "{}: {}",
+            self.session.path.display(),
+            self.session.step_place(self.step)
+        );
+        for (name, pos) in &self.agents {
+            place.push_str(&format!(", agent {name} step {pos}"));
+        }
+        place
+    }
+
     /// A decision of this step on `stream`, as the trace records it.
     pub(super) fn entry(
         &self,
@@ -58,7 +77,7 @@ impl At {
     /// A scenario error (a segment that could not be built) at this step.
     pub(super) fn scenario_err(&self, e: ScenarioError) -> ReplayError {
         ReplayError {
-            place: self.place.clone(),
+            place: self.place(),
             message: e.message,
             hint: e.hint.unwrap_or_default(),
         }
@@ -67,7 +86,7 @@ impl At {
     /// A step the state machine refuses at this point.
     pub(super) fn plan_err(&self, e: PlanError) -> ReplayError {
         ReplayError {
-            place: self.place.clone(),
+            place: self.place(),
             message: e.message,
             hint: e.hint,
         }
@@ -77,7 +96,7 @@ impl At {
     /// built in code without the loader's checks.
     pub(super) fn unchecked(&self, message: String) -> ReplayError {
         ReplayError {
-            place: self.place.clone(),
+            place: self.place(),
             message,
             hint:
                 "the scenario loader rejects this (`plancache check`); build scenarios through it"

@@ -100,7 +100,7 @@ impl Replayer<'_> {
                 self.env,
                 stream,
                 mode,
-                &self.out,
+                (&self.out, &mut self.names),
                 self.session,
             )
         })?;

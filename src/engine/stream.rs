@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::replayer::At;
 use super::ReplayError;
 use crate::prompt::Segment;
 use crate::scenario::Tool;
@@ -115,8 +116,8 @@ impl Stream {
 
     /// Advances the stream's simulated clock by `ms`; a time past what the clock can hold (about
     /// 584 million years) is bad input, not a wrap-around.
-    pub(super) fn advance(&mut self, ms: u64, place: &str) -> Result<(), ReplayError> {
-        self.clock_ms = advance(self.clock_ms, ms, place)?;
+    pub(super) fn advance(&mut self, ms: u64, at: &At<'_>) -> Result<(), ReplayError> {
+        self.clock_ms = advance(self.clock_ms, ms, || at.place())?;
         Ok(())
     }
 
@@ -187,10 +188,14 @@ fn same_content(a: &Segment, b: &Segment) -> bool {
         && a.label == b.label
 }
 
-/// `clock + ms`, or an error naming `place` when the sum cannot be represented.
-pub(super) fn advance(clock: u64, ms: u64, place: &str) -> Result<u64, ReplayError> {
+/// `clock + ms`, or an error naming `place()` when the sum cannot be represented.
+pub(super) fn advance(
+    clock: u64,
+    ms: u64,
+    place: impl FnOnce() -> String,
+) -> Result<u64, ReplayError> {
     clock.checked_add(ms).ok_or_else(|| ReplayError {
-        place: place.to_string(),
+        place: place(),
         message: format!(
             "the simulated clock overflows: {clock} ms plus {ms} ms is past the largest time plancache can represent"
         ),

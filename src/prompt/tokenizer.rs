@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
 
-use super::{ContentId, TokenId};
+use super::{ContentId, Level, Segment, SegmentKind, TokenId, Ttl};
 
 /// The BPE encodings plancache can tokenize with (both compiled into the binary by tiktoken-rs).
 #[derive(
@@ -67,6 +67,12 @@ impl std::hash::Hasher for KeyHasher {
 
 type Memo = HashMap<MemoKey, Arc<[TokenId]>, std::hash::BuildHasherDefault<KeyHasher>>;
 
+/// Segment memo key: the content's [`MemoKey`] and, for text (whose id leaves the label out),
+/// the label's hash (0 for count-only content, whose id hashes the label already).
+type SegmentKey = (u64, u32, u64);
+
+type SegmentMemo = HashMap<SegmentKey, Arc<Segment>, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// Vocabulary size used for synthetic token ids (o200k_base's size, so ids look like real ones).
 const SYNTHETIC_VOCAB: u64 = 200_019;
 
@@ -78,6 +84,10 @@ const SYNTHETIC_VOCAB: u64 = 200_019;
 pub struct Tokenizer {
     encoding: Encoding,
     memo: Mutex<Memo>,
+    /// Every segment built by [`Tokenizer::segment`], shared by every later request (and
+    /// replay) that builds the same one: a replay's messages then cost a lookup, not an
+    /// allocation and a free each.
+    segments: Mutex<SegmentMemo>,
 }
 
 impl Tokenizer {
@@ -86,6 +96,7 @@ impl Tokenizer {
         Tokenizer {
             encoding,
             memo: Mutex::new(Memo::default()),
+            segments: Mutex::new(SegmentMemo::default()),
         }
     }
 
@@ -136,6 +147,44 @@ impl Tokenizer {
             memo.insert(key, tokens.clone());
         }
         tokens
+    }
+
+    /// The segment of `source` labelled `label`, built once and then shared: equal arguments
+    /// give the same `Arc` (its id is [`Tokenizer::content_id`] of the label and source).
+    pub fn segment(
+        &self,
+        level: Level,
+        kind: SegmentKind,
+        label: &str,
+        source: TokenSource,
+        breakpoint: Option<Ttl>,
+    ) -> Arc<Segment> {
+        let id = Self::content_id(label, &source);
+        let key = match &source {
+            TokenSource::Text(_) => (id, u32::MAX, xxh3_64_with_seed(label.as_bytes(), 0)),
+            TokenSource::Count(n) => (id, *n, 0),
+        };
+        let same = |s: &Segment| {
+            s.level == level && s.kind == kind && s.breakpoint == breakpoint && s.label == label
+        };
+        let memo = self.segments.lock().ok();
+        if let Some(hit) = memo.as_ref().and_then(|m| m.get(&key).filter(|s| same(s))) {
+            return hit.clone();
+        }
+        drop(memo);
+        let segment = Arc::new(Segment {
+            id,
+            level,
+            kind,
+            label: label.to_string(),
+            tokens: self.tokens(id, &source),
+            breakpoint,
+        });
+        // A key held by another segment (a label built with two kinds) keeps its first one.
+        if let Ok(mut memo) = self.segments.lock() {
+            memo.entry(key).or_insert_with(|| segment.clone());
+        }
+        segment
     }
 
     /// Number of tokens of a source.
@@ -252,6 +301,29 @@ mod tests {
         assert_eq!(x.len(), 50);
         assert!(Arc::ptr_eq(&x, &y), "memoized content shares storage");
         assert_ne!(&x[..], &t.tokens(id_b, &a)[..]);
+    }
+
+    #[test]
+    fn segments_are_built_once_per_label_and_content() {
+        let t = Tokenizer::new(Encoding::O200kBase);
+        let user = SegmentKind::Message(super::super::Role::User);
+        let make = |label: &str, source: TokenSource, kind: SegmentKind| {
+            t.segment(Level::Messages, kind, label, source, None)
+        };
+        let a = make("step1:user", TokenSource::Text("hi".into()), user.clone());
+        let b = make("step1:user", TokenSource::Text("hi".into()), user.clone());
+        assert!(Arc::ptr_eq(&a, &b), "equal arguments share the segment");
+        let c = make("step2:user", TokenSource::Text("hi".into()), user.clone());
+        assert!(!Arc::ptr_eq(&a, &c) && Arc::ptr_eq(&a.tokens, &c.tokens));
+        assert_eq!((c.label.as_str(), c.id), ("step2:user", a.id));
+        let d = make(
+            "step1:user",
+            TokenSource::Text("hi".into()),
+            SegmentKind::Reminder,
+        );
+        assert_eq!(d.kind, SegmentKind::Reminder);
+        let e = make("step1:user", TokenSource::Count(2), user);
+        assert!(!Arc::ptr_eq(&a, &e) && e.id != a.id && e.len() == 2);
     }
 
     #[test]

@@ -142,13 +142,13 @@ fn replay(
         let broke = previous_prompt.is_some_and(|p| o.cached_tokens < p);
         previous_prompt = Some(o.prompt_tokens);
         rows.push(RequestRow {
-            scenario: s.scenario.name.clone(),
-            strategy: AS_SENT.to_string(),
-            cache: run_cache.to_string(),
+            scenario: s.scenario.name.as_str().into(),
+            strategy: AS_SENT.into(),
+            cache: run_cache.into(),
             request: rows.len() + 1,
             step,
             mode: Mode::default(),
-            model: r.request.model.clone(),
+            model: r.request.model.as_str().into(),
             prompt_tokens: o.prompt_tokens,
             cached_tokens: o.cached_tokens,
             cache_write_tokens: o.cache_write_tokens(),
@@ -158,7 +158,7 @@ fn replay(
             cost_usd: model.cost_billed(o, output, charges_writes),
             ttft_ms: env.latency_for(&model.provider).ttft_ms(o),
             break_reason: o.stop.clone().filter(|_| broke),
-            stream: r.request.stream.clone(),
+            stream: r.request.stream.as_str().into(),
             sent_at_ms: r.request.sent_at_ms,
             input_tokens: o.uncached_input_tokens,
             cache_creation_input_tokens: o.cache_write_tokens(),

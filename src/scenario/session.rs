@@ -102,15 +102,8 @@ impl SegmentMaker<'_> {
         source: TokenSource,
         breakpoint: Option<crate::prompt::Ttl>,
     ) -> Arc<Segment> {
-        let id = Tokenizer::content_id(label, &source);
-        Arc::new(Segment {
-            id,
-            level,
-            kind,
-            label: label.to_string(),
-            tokens: self.tokenizer.tokens(id, &source),
-            breakpoint,
-        })
+        self.tokenizer
+            .segment(level, kind, label, source, breakpoint)
     }
 
     fn blocks(&self, blocks: &[Content], prefix: &str) -> Result<Vec<Arc<Segment>>, ScenarioError> {

@@ -37,9 +37,12 @@ pub(super) fn run(
     }
     while let Some(k) = agenda.next_due() {
         let (a, pos) = (&agents[k], next[k]);
+        let mut agents = at.agents.clone();
+        agents.push((a.name.clone(), pos + 1));
         let inner = At {
             step: at.step,
-            place: format!("{}, agent {} step {}", at.place, a.name, pos + 1),
+            session: at.session,
+            agents,
             label: format!("{}:{}:{}", at.label, a.name, pos + 1),
         };
         traces[k].extend(super::run(r, &inner, &a.steps[pos], &mut streams[k])?);
@@ -115,7 +118,7 @@ fn launch(
     );
     if !decision.executes() {
         return Err(ReplayError {
-            place: at.place.clone(),
+            place: at.place(),
             message: format!("agent `{}` cannot be launched: {decision}", a.name),
             hint: "the launching tool must be allowed here; mark it access = \"read\"".into(),
         });

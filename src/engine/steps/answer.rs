@@ -120,7 +120,7 @@ pub(super) fn lead(
 
 /// The human's time to answer.
 fn human(r: &Replayer<'_>, at: &At, stream: &mut Stream) -> Result<(), ReplayError> {
-    stream.advance(ms(r.session.scenario.timing.human), &at.place)
+    stream.advance(ms(r.session.scenario.timing.human), at)
 }
 
 fn target_str(t: Target) -> &'static str {

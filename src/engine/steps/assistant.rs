@@ -1,6 +1,7 @@
 //! `assistant`: one assistant reply of a stream, i.e. one request (the reply its output), then
 //! its tool calls decided in order, each answered by its result (or a denied round trip).
 
+use std::fmt::Write;
 use std::sync::Arc;
 
 use super::super::replayer::{ms, At, Replayer};
@@ -76,7 +77,7 @@ fn request(
         Some(m) => {
             r.out.notes.push(format!(
                 "{}: request served by {m} (scenario override; the strategy would use {model})",
-                at.place
+                at.place()
             ));
             m.clone()
         }
@@ -191,16 +192,18 @@ fn answer(
     match decision {
         CallDecision::Allow(_) | CallDecision::Ask => {
             if *decision == CallDecision::Ask {
-                stream.advance(ms(sc.timing.human), &at.place)?;
+                stream.advance(ms(sc.timing.human), at)?;
             }
             let took = call.duration.map(ms).unwrap_or(ms(sc.timing.tool));
-            stream.advance(took, &at.place)?;
+            stream.advance(took, at)?;
             let source = call
                 .result_tokens
                 .map(TokenSource::Count)
                 .or_else(|| call.result.clone().map(TokenSource::Text))
                 .unwrap_or(TokenSource::Count(0));
-            let label = format!("{}:result{}:{}", at.label, j + 1, tool.name);
+            // Sized up front: `format!` would grow the string while writing it.
+            let mut label = String::with_capacity(at.label.len() + tool.name.len() + 16);
+            let _ = write!(label, "{}:result{}:{}", at.label, j + 1, tool.name);
             let result = r.session.message(Role::User, &label, source);
             stream.conversation.push(result);
         }
@@ -209,7 +212,7 @@ fn answer(
         }
         CallDecision::Deny(_) => r.out.unrendered_calls.push(format!(
             "{}: call {} {} cannot be made under {} ({}); no denied round trip",
-            at.place,
+            at.place(),
             j + 1,
             call.tool,
             r.strategy.name(),

@@ -146,7 +146,7 @@ fn edited_block(
             let seg = session
                 .system_patch(&current, at_token, len, at.step)
                 .ok_or_else(|| ReplayError {
-                    place: at.place.clone(),
+                    place: at.place(),
                     message: format!(
                         "the patch spans tokens {at_token}..{end} but system block {} has {} tokens",
                         edit.block,

@@ -19,7 +19,7 @@ pub(super) fn run(
         r.machine
             .ensure_idle("a user message")
             .map_err(|e| at.plan_err(e))?;
-        stream.advance(ms(r.session.scenario.timing.typing), &at.place)?;
+        stream.advance(ms(r.session.scenario.timing.typing), at)?;
     }
     let seg = r
         .session

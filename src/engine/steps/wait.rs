@@ -16,7 +16,7 @@ pub(super) fn run(
     stream: &mut Stream,
 ) -> Result<Decisions, ReplayError> {
     let before = r.machine.mode();
-    let end = advance(stream.clock_ms, ms(d.0), &at.place)?;
+    let end = advance(stream.clock_ms, ms(d.0), || at.place())?;
     if let Some(every) = d.keepalive() {
         keepalive(r, at, stream, end, ms(every))?;
     }
