@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ab_glyph::{point, Font, FontRef, GlyphId, PxScale, ScaleFont};
+use plotters::backend::BitMapBackend;
 use plotters_backend::{
     text_anchor::{HPos, VPos},
     BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingBackend, DrawingErrorKind,
@@ -106,28 +107,81 @@ pub fn text_width(text: &str, size: f64) -> f64 {
     f64::from(w)
 }
 
-/// A bitmap backend whose text keeps each glyph's side bearings; everything else is drawn by
-/// the wrapped backend.
-pub struct Glyphs<B>(pub B);
+/// The error type of plotters' bitmap backend (which [`Glyphs`] draws everything but text with).
+type BitmapError = <BitMapBackend<'static> as DrawingBackend>::ErrorType;
 
-impl<B: DrawingBackend> DrawingBackend for Glyphs<B> {
-    type ErrorType = B::ErrorType;
+/// A bitmap backend over an RGB pixel buffer whose text keeps each glyph's side bearings. Lines,
+/// rectangles, polygons and pixels are drawn by plotters' own bitmap backend, made over the
+/// same buffer for each call (it holds nothing else: a buffer and its size); text is blended
+/// straight into the buffer with that backend's arithmetic (below), without a call and a
+/// `Result` per inked pixel.
+pub struct Glyphs<'a> {
+    /// The pixels, 3 bytes (R, G, B) each, row after row.
+    pixels: &'a mut [u8],
+    /// Width and height in pixels.
+    size: (u32, u32),
+}
+
+impl<'a> Glyphs<'a> {
+    /// A backend drawing into `pixels` (`size.0` x `size.1` RGB pixels). Panics when the buffer
+    /// is too small, as `BitMapBackend::with_buffer` does.
+    pub fn with_buffer(pixels: &'a mut [u8], size: (u32, u32)) -> Self {
+        assert!(
+            pixels.len() >= size.0 as usize * size.1 as usize * 3,
+            "Wrong buffer size"
+        );
+        Glyphs { pixels, size }
+    }
+
+    /// plotters' bitmap backend over the same pixels.
+    fn bitmap(&mut self) -> BitMapBackend<'_> {
+        BitMapBackend::with_buffer(self.pixels, self.size)
+    }
+
+    /// Blends `rgb` at opacity `alpha` into the pixel at byte offset `at`, as plotters' bitmap
+    /// backend does (`PixelFormat::draw_pixel` of plotters-bitmap 0.3.7): opaque from 255/256
+    /// on, nothing at 0 or less, else each channel moves `floor(alpha * 256) / 256` of the way
+    /// to the colour, rounding down.
+    #[inline]
+    fn blend(&mut self, at: usize, rgb: (u8, u8, u8), alpha: f64) {
+        let px = &mut self.pixels[at..at + 3];
+        if alpha >= 1.0 - 1.0 / 256.0 {
+            px.copy_from_slice(&[rgb.0, rgb.1, rgb.2]);
+            return;
+        }
+        if alpha <= 0.0 {
+            return;
+        }
+        // `alpha * 256` is positive here: truncation is its floor (without a libm call).
+        let a = (alpha * 256.0) as u64;
+        for (old, new) in px.iter_mut().zip([rgb.0, rgb.1, rgb.2]) {
+            if new > *old {
+                *old += (u64::from(new - *old) * a / 256) as u8;
+            } else {
+                *old -= (u64::from(*old - new) * a / 256) as u8;
+            }
+        }
+    }
+}
+
+impl DrawingBackend for Glyphs<'_> {
+    type ErrorType = BitmapError;
 
     fn get_size(&self) -> (u32, u32) {
-        self.0.get_size()
+        self.size
     }
     fn ensure_prepared(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.ensure_prepared()
+        Ok(())
     }
     fn present(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.present()
+        Ok(())
     }
     fn draw_pixel(
         &mut self,
         point: BackendCoord,
         color: BackendColor,
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_pixel(point, color)
+        self.bitmap().draw_pixel(point, color)
     }
     fn draw_line<S: BackendStyle>(
         &mut self,
@@ -135,7 +189,7 @@ impl<B: DrawingBackend> DrawingBackend for Glyphs<B> {
         to: BackendCoord,
         style: &S,
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_line(from, to, style)
+        self.bitmap().draw_line(from, to, style)
     }
     fn draw_rect<S: BackendStyle>(
         &mut self,
@@ -144,7 +198,8 @@ impl<B: DrawingBackend> DrawingBackend for Glyphs<B> {
         style: &S,
         fill: bool,
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_rect(upper_left, bottom_right, style, fill)
+        self.bitmap()
+            .draw_rect(upper_left, bottom_right, style, fill)
     }
     fn blit_bitmap(
         &mut self,
@@ -152,7 +207,7 @@ impl<B: DrawingBackend> DrawingBackend for Glyphs<B> {
         size: (u32, u32),
         src: &[u8],
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.blit_bitmap(pos, size, src)
+        self.bitmap().blit_bitmap(pos, size, src)
     }
 
     /// plotters' layout (the box from `layout_box`, the anchor, the rotation), with the glyphs
@@ -182,23 +237,16 @@ impl<B: DrawingBackend> DrawingBackend for Glyphs<B> {
             VPos::Bottom => -height,
         };
         let trans = style.transform();
-        let (w, h) = self.get_size();
-        let mut result = Ok(());
+        let (w, h) = self.size;
         for &(x, y, cov) in cached_pixels(text, style.size()).iter() {
-            if result.is_err() {
-                break;
-            }
             let (x, y) = trans.transform(x + dx - min_x, y + dy - min_y);
             let (x, y) = (pos.0 + x, pos.1 + y);
             if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 {
-                let c = BackendColor {
-                    alpha: color.alpha * f64::from(cov.clamp(0.0, 1.0)),
-                    rgb: color.rgb,
-                };
-                result = self.0.draw_pixel((x, y), c);
+                let alpha = color.alpha * f64::from(cov.clamp(0.0, 1.0));
+                self.blend((y as usize * w as usize + x as usize) * 3, color.rgb, alpha);
             }
         }
-        result
+        Ok(())
     }
 }
 
@@ -215,7 +263,7 @@ mod tests {
         {
             let style = TextStyle::from((super::super::font::FAMILY, 40).into_font()).color(&BLACK);
             if glyphs {
-                let mut b = Glyphs(BitMapBackend::with_buffer(&mut buf, (w, h)));
+                let mut b = Glyphs::with_buffer(&mut buf, (w, h));
                 b.draw_text(text, &style, (10, 10)).unwrap();
                 b.present().unwrap();
             } else {
@@ -297,7 +345,7 @@ mod tests {
         for _ in 0..2 {
             let mut cached = vec![255u8; (w * h * 3) as usize];
             {
-                let mut b = Glyphs(BitMapBackend::with_buffer(&mut cached, (w, h)));
+                let mut b = Glyphs::with_buffer(&mut cached, (w, h));
                 b.draw_text(text, &style, (7, 9)).unwrap();
             }
             assert!(cached == fresh);

@@ -164,8 +164,7 @@ pub fn png<D: Draw>(chart: &D, path: &Path) -> Result<(), ChartError> {
         {
             // Text through `raster::Glyphs`: plotters' own glyph placement spaces letters
             // unevenly.
-            let root =
-                super::raster::Glyphs(BitMapBackend::with_buffer(pixels, SIZE)).into_drawing_area();
+            let root = super::raster::Glyphs::with_buffer(pixels, SIZE).into_drawing_area();
             chart.draw(&root)?;
             root.present().map_err(err)?;
         }
@@ -289,13 +288,21 @@ mod tests {
     fn the_png_encoder_keeps_every_pixel_of_plotters_own_save() {
         font::register();
         let dir = tempfile::tempdir().unwrap();
-        // plotters' own path: its bitmap backend saves the file through `image` on `present`.
-        let theirs = dir.path().join("theirs.png");
+        // plotters' own path: its bitmap backend saves the file through `image` on `present`
+        // (the pixels drawn by `Glyphs`, copied in).
+        let (w, h) = SIZE;
+        let mut drawn = vec![0u8; (w * h * 3) as usize];
         {
             let root =
-                super::super::raster::Glyphs(BitMapBackend::new(&theirs, SIZE)).into_drawing_area();
+                super::super::raster::Glyphs::with_buffer(&mut drawn, SIZE).into_drawing_area();
             Sample.draw(&root).unwrap();
             root.present().unwrap();
+        }
+        let theirs = dir.path().join("theirs.png");
+        {
+            let mut b = BitMapBackend::new(&theirs, SIZE);
+            b.blit_bitmap((0, 0), SIZE, &drawn).unwrap();
+            b.present().unwrap();
         }
         let ours = dir.path().join("ours.png");
         png(&Sample, &ours).unwrap();
@@ -303,6 +310,7 @@ mod tests {
         let again = dir.path().join("again.png");
         png(&Sample, &again).unwrap();
         let want = decode(&theirs);
+        assert!(want == drawn, "plotters' own PNG lost pixels");
         assert!(want.iter().any(|&b| b != 255), "the sample drew nothing");
         assert!(
             decode(&ours) == want,
