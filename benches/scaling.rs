@@ -9,7 +9,8 @@
 //!   too (their lookups and stores cost the new tokens, not the prompt).
 //! - `scaling/session-5000/all-strategies-all-caches`: a 5,000-request session under every
 //!   strategy and every registered cache model (`common/caches.rs`), one thread (target: under
-//!   3 s).
+//!   3 s). With `PLANCACHE_CPU_ROUNDS=N` (and `PLANCACHE_CPU_SKIP=a,b` to leave models out), the
+//!   grid's thread CPU is printed first, then each model's alone.
 
 #[allow(dead_code)]
 #[path = "common/sessions.rs"]
@@ -65,6 +66,14 @@ fn scaling(c: &mut Criterion) {
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
     {
+        // `PLANCACHE_CPU_SKIP=a,b`: leave these models out of the timed grid (to time the rest
+        // apart from one slow model); the criterion benchmark below always runs every model.
+        let skip = std::env::var("PLANCACHE_CPU_SKIP").unwrap_or_default();
+        let all_caches: Vec<String> = all_caches
+            .iter()
+            .filter(|m| !skip.split(',').any(|s| s == m.as_str()))
+            .cloned()
+            .collect();
         let mut grid = Vec::new();
         for _ in 0..rounds {
             grid.push(
@@ -80,6 +89,13 @@ fn scaling(c: &mut Criterion) {
             all_caches.len(),
             cpu::median(&mut grid)
         );
+        // Then each model alone under every strategy (one round): where the grid's time goes.
+        for model in &all_caches {
+            let (t, _) = cpu::cpu_of(|| {
+                engine::run(&long, &strategies, std::slice::from_ref(model), &env).expect("replays")
+            });
+            eprintln!("cpu:   {model:>18} {t:?}");
+        }
     }
     group.sample_size(10);
     group.throughput(Throughput::Elements(
