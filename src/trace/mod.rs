@@ -15,6 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 /// Why a trace could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -208,10 +210,39 @@ pub fn read_path_as(path: &Path, kind: Option<TraceKind>) -> Result<Vec<Trace>, 
         })
         .collect();
     files.sort();
-    files.iter().map(|f| read_as(f, kind)).collect()
+    // Parsed in parallel; the first error in name order is the one reported, as when they
+    // were read one after another.
+    let read: Vec<Result<Trace, TraceError>> = files.par_iter().map(|f| read_as(f, kind)).collect();
+    read.into_iter().collect()
 }
 
 /// Seconds (as in kv-cache-tester) to whole milliseconds, rounded.
 fn secs_to_ms(s: f64) -> u64 {
     (s * 1000.0).round().max(0.0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files of a directory are parsed in parallel, but the error reported is still the first
+    /// bad file in name order, and good files come back in name order.
+    #[test]
+    fn a_directory_reports_its_first_bad_file_by_name() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let good =
+            r#"{"timestamp": 0, "input_length": 128, "output_length": 8, "hash_ids": [1, 2]}"#;
+        for name in ["c.jsonl", "a.jsonl"] {
+            std::fs::write(dir.path().join(name), format!("{good}\n")).expect("written");
+        }
+        assert_eq!(read_path(dir.path()).expect("both read").len(), 2);
+        for name in ["d.json", "b.json"] {
+            std::fs::write(dir.path().join(name), "[1, 2]").expect("written");
+        }
+        let err = read_path(dir.path()).expect_err("two bad files");
+        match err {
+            TraceError::Format { file, .. } => assert!(file.ends_with("b.json"), "{file:?}"),
+            other => panic!("unexpected error: {other}"),
+        }
+    }
 }
