@@ -372,11 +372,24 @@ pub fn load_and_replay_with(
     caches: &[String],
     env: &plancache::engine::ReplayEnv,
 ) -> Result<(Vec<Session>, plancache::engine::RunReport), CliError> {
+    use rayon::prelude::*;
     let sessions = load_sessions_with(&scenario_paths(scenarios)?, overrides)?;
     let mut env = env.clone();
     check_models(&sessions, &mut env.prices)?;
-    let report = plancache::engine::run(&sessions, strategies, caches, &env)
-        .map_err(|e| CliError::input(e.to_string()))?;
+    // One session per task: a session's replays (every strategy under every cache model) and
+    // its equivalence check depend on it alone, so runs joined in session order give the
+    // replays and violations of one `engine::run` over all of them, and the first failing
+    // session's error is the one reported, as in a serial loop.
+    let parts: Vec<_> = sessions
+        .par_iter()
+        .map(|s| plancache::engine::run(std::slice::from_ref(s), strategies, caches, &env))
+        .collect();
+    let mut report = plancache::engine::RunReport::default();
+    for part in parts {
+        let part = part.map_err(|e| CliError::input(e.to_string()))?;
+        report.replays.extend(part.replays);
+        report.violations.extend(part.violations);
+    }
     Ok((sessions, report))
 }
 

@@ -5,16 +5,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{
-    cache_list, check_equivalence, check_models, load_sessions_with, replay_env, scenario_paths,
-};
+use super::common::{cache_list, check_equivalence, load_and_replay_with, replay_env};
 use super::params::ParamArgs;
 use super::CliError;
 use plancache::chart::report;
-use plancache::engine::{ReplayEnv, RunReport};
 use plancache::export::OutputDir;
-use plancache::scenario::Session;
-use plancache::strategy::Strategy;
 
 /// Render charts (SVG and PNG), report.html and report.md for design reviews.
 #[derive(Debug, Args)]
@@ -58,7 +53,7 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     args.params.apply_env(&mut env);
     let overrides = args.params.overrides();
     let (sessions, mut run) =
-        load_and_replay_parallel(&args.scenarios, &overrides, &strategies, &caches, &env)?;
+        load_and_replay_with(&args.scenarios, &overrides, &strategies, &caches, &env)?;
     super::logs::add_as_sent(&args.scenarios, &sessions, &caches, &env, &mut run)?;
     // Written as one transaction: an interrupted or failed run leaves the previous report, and a
     // complete one replaces it, stale charts included.
@@ -68,33 +63,4 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     out.commit().map_err(CliError::input)?;
     eprintln!("wrote {}", args.out.display());
     check_equivalence(&run)
-}
-
-/// Loads the scenarios and replays them as `common::load_and_replay_with` does, one session per
-/// task in parallel: each session's replays (every strategy under every cache model) and its
-/// equivalence check depend on that session alone, so `engine::run` on one session at a time,
-/// joined in session order, gives the same replays and violations in the same order. On an
-/// error the first failing session's error is returned, as the serial loop would.
-fn load_and_replay_parallel(
-    scenarios: &[PathBuf],
-    overrides: &plancache::scenario::params::Overrides,
-    strategies: &[Box<dyn Strategy>],
-    caches: &[String],
-    env: &ReplayEnv,
-) -> Result<(Vec<Session>, RunReport), CliError> {
-    use rayon::prelude::*;
-    let sessions = load_sessions_with(&scenario_paths(scenarios)?, overrides)?;
-    let mut env = env.clone();
-    check_models(&sessions, &mut env.prices)?;
-    let parts: Vec<_> = sessions
-        .par_iter()
-        .map(|s| plancache::engine::run(std::slice::from_ref(s), strategies, caches, &env))
-        .collect();
-    let mut run = RunReport::default();
-    for part in parts {
-        let part = part.map_err(|e| CliError::input(e.to_string()))?;
-        run.replays.extend(part.replays);
-        run.violations.extend(part.violations);
-    }
-    Ok((sessions, run))
 }
