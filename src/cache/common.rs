@@ -41,7 +41,7 @@ impl Hasher for PreHashed {
 /// every tree node or other stream visited. Release builds compile the counting away.
 ///
 /// Not counted: the identity compare of a request's segments with its stream's previous ones
-/// (`cursor::same_prefix`, a pointer compare per segment, eight at a time) and the engine's own
+/// (`cursor::same_prefix`, a pointer compare per segment, 32 at a time) and the engine's own
 /// work, which are linear in the segment count, not in tokens.
 pub mod work {
     #[cfg(debug_assertions)]
@@ -137,15 +137,33 @@ pub(crate) fn cold_reason(other_models_cached: bool) -> BreakReason {
 /// earlier prompt contained, keyed by chained segment hash. Used only to explain breaks: a
 /// prefix that was stored and is now missing was evicted or expired; one that was only seen was
 /// never written.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SeenPrefixes {
-    /// hash -> earliest time the stored prefix became readable
-    stored: HashKeyed<u64, u64>,
-    /// Prefixes some earlier prompt contained, stored or not.
-    seen: HashKeyed<u64, ()>,
-    /// Prefixes some recorded sequence continues past (so a prompt that stops matching right
-    /// after one changed something, while one that passes a sequence's end only extends it).
-    continued: HashKeyed<u64, ()>,
+    /// What is known of each recorded prefix, by chained segment hash (one table, so a
+    /// request's records and walks probe one place per prefix).
+    prefixes: HashKeyed<u64, Prefix>,
+}
+
+/// What was recorded of one segment prefix.
+#[derive(Debug, Clone, Copy, Default)]
+struct Prefix {
+    /// Earliest time the stored prefix became readable (`None`: never stored).
+    stored: Option<u64>,
+    /// Some earlier prompt contained the prefix, stored or not.
+    seen: bool,
+    /// Some recorded sequence continues past it (so a prompt that stops matching right after
+    /// one changed something, while one that passes a sequence's end only extends it).
+    continued: bool,
+}
+
+impl Default for SeenPrefixes {
+    /// Sized for a few hundred prefixes (a long session records one per segment), so the
+    /// table does not grow from empty in every replay.
+    fn default() -> Self {
+        SeenPrefixes {
+            prefixes: HashKeyed::with_capacity_and_hasher(256, Default::default()),
+        }
+    }
 }
 
 /// [`SeenMatch`] counted in leading segments rather than tokens.
@@ -176,10 +194,40 @@ pub(crate) struct SeenMatch {
 }
 
 impl SeenPrefixes {
+    /// What is recorded of prefix `h`, if anything.
+    fn get(&self, h: &u64) -> Option<&Prefix> {
+        self.prefixes.get(h)
+    }
+
+    /// When prefix `h` is stored and readable from, if it is stored.
+    fn stored_at(&self, h: &u64) -> Option<u64> {
+        self.get(h).and_then(|p| p.stored)
+    }
+
+    /// Whether prefix `h` is stored.
+    fn is_stored(&self, h: &u64) -> bool {
+        self.get(h).is_some_and(|p| p.stored.is_some())
+    }
+
+    /// Whether prefix `h` is stored or was seen.
+    fn is_seen(&self, h: &u64) -> bool {
+        self.get(h).is_some_and(|p| p.stored.is_some() || p.seen)
+    }
+
+    /// Whether some recorded sequence continues past prefix `h`.
+    fn is_continued(&self, h: &u64) -> bool {
+        self.get(h).is_some_and(|p| p.continued)
+    }
+
+    /// The record of prefix `h`, made empty when absent.
+    fn entry(&mut self, h: u64) -> &mut Prefix {
+        self.prefixes.entry(h).or_default()
+    }
+
     #[cfg(test)]
     pub fn record_seen(&mut self, hashes: &[u64]) {
         for h in hashes {
-            self.seen.insert(*h, ());
+            self.entry(*h).seen = true;
         }
         self.record_continued(hashes);
     }
@@ -189,7 +237,7 @@ impl SeenPrefixes {
     pub fn record_continued(&mut self, hashes: &[u64]) {
         if let Some((_, init)) = hashes.split_last() {
             for h in init {
-                self.continued.insert(*h, ());
+                self.entry(*h).continued = true;
             }
         }
     }
@@ -197,8 +245,8 @@ impl SeenPrefixes {
     /// Records stored prefixes, readable from `visible_at`.
     pub fn record_stored(&mut self, hashes: &[u64], visible_at: u64) {
         for h in hashes {
-            let e = self.stored.entry(*h).or_insert(visible_at);
-            *e = (*e).min(visible_at);
+            let e = &mut self.entry(*h).stored;
+            *e = Some(e.map_or(visible_at, |v| v.min(visible_at)));
         }
     }
 
@@ -206,15 +254,15 @@ impl SeenPrefixes {
     pub fn matches(&self, hashes: &[u64], ends: &[u64], now: u64) -> SeenMatch {
         let mut m = SeenMatch::default();
         for (i, h) in hashes.iter().enumerate() {
-            let stored = self.stored.get(h);
-            let seen = stored.is_some() || self.seen.contains_key(h);
+            let stored = self.stored_at(h);
+            let seen = self.is_seen(h);
             if !seen {
                 break;
             }
             m.seen = ends[i];
-            m.extends = !self.continued.contains_key(h);
+            m.extends = !self.is_continued(h);
             let before = if i == 0 { 0 } else { ends[i - 1] };
-            if let Some(&vis) = stored {
+            if let Some(vis) = stored {
                 if m.stored_any == before {
                     m.stored_any = ends[i];
                 }
@@ -281,7 +329,7 @@ impl SeenPrefixes {
             memo.visible = 0;
             memo.visible_max = 0;
         }
-        while let Some(&v) = hashes.get(memo.visible).and_then(|h| self.stored.get(h)) {
+        while let Some(v) = hashes.get(memo.visible).and_then(|h| self.stored_at(h)) {
             if v > now {
                 break;
             }
@@ -289,31 +337,25 @@ impl SeenPrefixes {
             memo.visible += 1;
         }
         memo.stored = memo.stored.max(memo.visible);
-        while hashes
-            .get(memo.stored)
-            .is_some_and(|h| self.stored.contains_key(h))
-        {
+        while hashes.get(memo.stored).is_some_and(|h| self.is_stored(h)) {
             memo.stored += 1;
         }
         memo.seen = memo.seen.max(memo.stored);
-        while hashes
-            .get(memo.seen)
-            .is_some_and(|h| self.stored.contains_key(h) || self.seen.contains_key(h))
-        {
+        while hashes.get(memo.seen).is_some_and(|h| self.is_seen(h)) {
             memo.seen += 1;
         }
         SegmentMatch {
             stored_visible: memo.visible,
             stored_any: memo.stored,
             seen: memo.seen,
-            extends: memo.seen > 0 && !self.continued.contains_key(&hashes[memo.seen - 1]),
+            extends: memo.seen > 0 && !self.is_continued(&hashes[memo.seen - 1]),
         }
     }
 
     /// [`SeenPrefixes::record_seen`] of `hashes[..n]`, skipping what `memo` says is recorded.
     pub fn record_seen_from(&mut self, hashes: &[u64], n: usize, memo: &mut SeenMemo) {
         for h in &hashes[memo.rec_seen.min(n)..n] {
-            self.seen.insert(*h, ());
+            self.entry(*h).seen = true;
         }
         memo.rec_seen = memo.rec_seen.max(n);
         memo.seen = memo.seen.max(n);
@@ -324,7 +366,7 @@ impl SeenPrefixes {
     pub fn record_continued_from(&mut self, hashes: &[u64], n: usize, memo: &mut SeenMemo) {
         let upto = n.saturating_sub(1);
         for h in &hashes[memo.rec_cont.min(upto)..upto] {
-            self.continued.insert(*h, ());
+            self.entry(*h).continued = true;
         }
         memo.rec_cont = memo.rec_cont.max(upto);
     }

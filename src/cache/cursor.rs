@@ -8,7 +8,7 @@
 //! segment the cursor still references cannot be freed and its address reused.
 //!
 //! The comparison itself is linear in the segment count but costs well under a nanosecond per
-//! segment (pointer compares, eight at a time); everything token-sized is incremental.
+//! segment (pointer compares, 32 at a time); everything token-sized is incremental.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,18 +22,22 @@ use crate::prompt::{Request, Segment};
 
 /// Length of the longest common prefix of `a` and `b` by identity (`Arc::ptr_eq`).
 pub(crate) fn same_prefix(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> usize {
+    const CHUNK: usize = 32;
     let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let addr = |s: &Arc<Segment>| Arc::as_ptr(s) as usize;
     let mut i = 0;
-    // Eight at a time without early exit inside a chunk, so the compiler can vectorise it.
-    while i + 8 <= n {
-        let mut eq = true;
-        for j in 0..8 {
-            eq &= std::ptr::eq(Arc::as_ptr(&a[i + j]), Arc::as_ptr(&b[i + j]));
-        }
-        if !eq {
+    // A chunk at a time, its differences or-ed together without an early exit, so the compiler
+    // turns it into a few vector instructions; the chunk that differs is then scanned.
+    for (x, y) in a.chunks_exact(CHUNK).zip(b.chunks_exact(CHUNK)) {
+        let diff = x
+            .iter()
+            .zip(y)
+            .fold(0usize, |d, (p, q)| d | (addr(p) ^ addr(q)));
+        if diff != 0 {
             break;
         }
-        i += 8;
+        i += CHUNK;
     }
     while i < n && Arc::ptr_eq(&a[i], &b[i]) {
         i += 1;
@@ -511,6 +515,11 @@ impl<V> ByName<V> {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
         self.items.iter().map(|(n, v)| (n.as_str(), v))
     }
+
+    /// Every (name, value), values to change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut V)> {
+        self.items.iter_mut().map(|(n, v)| (n.as_str(), v))
+    }
 }
 
 /// One `C` per stream, or per (stream, model): each stream is its own conversation, and some
@@ -750,6 +759,15 @@ mod tests {
         b[3] = seg(3, Level::Messages, 1);
         assert_eq!(same_prefix(&a, &b), 3);
         assert_eq!(same_prefix(&a[..5], &a), 5);
+        // Past whole chunks of 32, and a difference inside the second chunk.
+        let long: Vec<_> = (0..100).map(|i| seg(i, Level::Messages, 1)).collect();
+        let mut other = long.clone();
+        assert_eq!(same_prefix(&long, &other), 100);
+        assert_eq!(same_prefix(&long[..64], &other), 64);
+        other[95] = seg(95, Level::Messages, 1);
+        assert_eq!(same_prefix(&long, &other), 95);
+        other[40] = seg(40, Level::Messages, 1);
+        assert_eq!(same_prefix(&long, &other), 40);
     }
 
     /// Block hashes from the cursor equal chained xxh3 over the flat token bytes, block by

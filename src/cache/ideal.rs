@@ -16,8 +16,45 @@ use crate::prompt::{ContentId, Request, Segment};
 
 #[derive(Debug, Default)]
 struct Node {
-    /// Child nodes by the content id (a content hash) of the segment leading to them.
-    children: HashKeyed<ContentId, (Arc<Segment>, usize)>,
+    /// The first child: the content id (a content hash) of the segment leading to it, that
+    /// segment and the child's index (most nodes of a conversation's trie have one child, and
+    /// a map per node cost an allocation).
+    one: Option<(ContentId, Arc<Segment>, usize)>,
+    /// The other children by that content id (allocated when a second child arrives).
+    more: Option<Box<ChildMap>>,
+}
+
+/// Children by the content id of the segment leading to them: (that segment, node index).
+type ChildMap = HashKeyed<ContentId, (Arc<Segment>, usize)>;
+
+impl Node {
+    /// The child reached by the segment with content id `id`.
+    fn child(&self, id: ContentId) -> Option<usize> {
+        match &self.one {
+            Some((k, _, c)) if *k == id => Some(*c),
+            _ => self.more.as_ref()?.get(&id).map(|(_, c)| *c),
+        }
+    }
+
+    /// Adds (or replaces) the child reached by `seg`.
+    fn insert(&mut self, seg: &Arc<Segment>, child: usize) {
+        match &mut self.one {
+            Some((k, s, c)) if *k == seg.id => (*s, *c) = (seg.clone(), child),
+            None if self.more.as_ref().is_none_or(|m| !m.contains_key(&seg.id)) => {
+                self.one = Some((seg.id, seg.clone(), child))
+            }
+            _ => {
+                let more = self.more.get_or_insert_with(Default::default);
+                more.insert(seg.id, (seg.clone(), child));
+            }
+        }
+    }
+
+    /// The segments leading to the children.
+    fn segments(&self) -> impl Iterator<Item = &Arc<Segment>> {
+        let more = self.more.iter().flat_map(|m| m.values().map(|(s, _)| s));
+        self.one.iter().map(|(_, s, _)| s).chain(more)
+    }
 }
 
 /// A stream's last request (prompt, then reply once stored) and the trie node after each of its
@@ -44,8 +81,8 @@ impl StreamState {
         let segs = self.cursor.segments();
         while self.path.len() < segs.len() {
             let node = self.path.last().copied().unwrap_or(0);
-            match trie[node].children.get(&segs[self.path.len()].id) {
-                Some((_, child)) => self.path.push(*child),
+            match trie[node].child(segs[self.path.len()].id) {
+                Some(child) => self.path.push(child),
                 None => break,
             }
         }
@@ -111,9 +148,8 @@ impl CacheModel for IdealCache {
             // Partial reuse inside this segment: the longest token prefix of any cached sibling.
             let node = st.path.last().copied().unwrap_or(0);
             let partial = trie[node]
-                .children
-                .values()
-                .map(|(other, _)| common_prefix(&seg.tokens, &other.tokens))
+                .segments()
+                .map(|other| common_prefix(&seg.tokens, &other.tokens))
                 .max()
                 .unwrap_or(0);
             cached += partial as u64;
@@ -142,7 +178,7 @@ impl CacheModel for IdealCache {
         for seg in &st.cursor.segments()[held..] {
             trie.push(Node::default());
             let child = trie.len() - 1;
-            trie[node].children.insert(seg.id, (seg.clone(), child));
+            trie[node].insert(seg, child);
             st.path.push(child);
             node = child;
         }

@@ -31,7 +31,8 @@
 //! request's path ends on it. Each stream remembers the node where its last stored sequence
 //! ended, so a lookup or insert resumes there instead of comparing the shared prefix again.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -182,8 +183,13 @@ impl Node {
 struct Tree {
     /// Node 0 is the root.
     nodes: Vec<Node>,
-    /// Unlocked leaves by (stamp, node): the eviction candidates, least recently used first.
-    leaves: BTreeSet<(u64, usize)>,
+    /// Unlocked leaves by (stamp, node), least recently used on top: the eviction candidates.
+    /// Lazy: an entry whose node is no longer listed under that stamp (see [`Node::listed`])
+    /// is stale and skipped, so a touch costs a push instead of a removal and an insert.
+    leaves: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Nodes listed in `leaves` under their current stamp (the heap is compacted when its
+    /// stale entries outnumber them).
+    listed: usize,
     /// What was stored and seen, to explain breaks.
     seen: SeenPrefixes,
 }
@@ -234,23 +240,112 @@ pub struct RadixCache {
     tail: Vec<TokenId>,
 }
 
-/// The cursor's tokens from `from` to `to`, into `v` (a buffer reused across requests).
-fn tokens(cursor: &Cursor, from: usize, to: usize, v: &mut Vec<TokenId>) {
-    v.clear();
-    let Some(first) = cursor.segment_at(from as u64) else {
-        return;
-    };
-    let mut pos = cursor.start(first) as usize;
-    for s in &cursor.segments()[first..] {
-        if pos >= to {
-            break;
-        }
-        let lo = from.saturating_sub(pos).min(s.len());
-        let hi = (to - pos).min(s.len());
-        v.extend_from_slice(&s.tokens[lo..hi]);
-        pos += s.len();
+/// The cursor's tokens from `from` to `to`, appended to `v`, starting the walk at segment
+/// `i` (at or before the one holding `from`); returns the segment holding `to` (or the
+/// segment count), where a copy continuing from `to` may start.
+fn tokens(cursor: &Cursor, mut i: usize, from: usize, to: usize, v: &mut Vec<TokenId>) -> usize {
+    let (segs, ends) = (cursor.segments(), cursor.ends());
+    while i < segs.len() && ends[i] as usize <= from {
+        i += 1;
     }
-    work::add(v.len() as u64);
+    let before = v.len();
+    let mut at = from;
+    while at < to && i < segs.len() {
+        let start = cursor.start(i) as usize;
+        let s = &segs[i].tokens;
+        let hi = (to - start).min(s.len());
+        v.extend_from_slice(&s[at - start..hi]);
+        at = start + hi;
+        if hi == s.len() {
+            i += 1;
+        }
+    }
+    work::add((v.len() - before) as u64);
+    i
+}
+
+/// The index of the segment holding token `pos` of `cursor` (the segment count past the
+/// end): a few steps back from the end, where a stream's resume point usually lies, else a
+/// binary search.
+fn segment_near_end(cursor: &Cursor, pos: usize) -> usize {
+    let ends = cursor.ends();
+    let mut i = ends.len();
+    for _ in 0..8 {
+        if i == 0 || (ends[i - 1] as usize) <= pos {
+            return i;
+        }
+        i -= 1;
+    }
+    ends.partition_point(|&e| e as usize <= pos)
+}
+
+/// The tokens of a sequence from `base` to `end` (a stretch of a cursor's tokens), copied into
+/// a buffer kept between requests only as far as a match reads them: a lookup that stops at
+/// the first new token copies none of the new ones.
+struct Tail<'a> {
+    /// Where the tokens come from.
+    cursor: &'a Cursor,
+    /// Position of the first token (in the cursor's tokens).
+    base: usize,
+    /// Position after the last token.
+    end: usize,
+    /// The tokens copied so far, from `base` on.
+    buf: &'a mut Vec<TokenId>,
+    /// The segment holding the first token not copied yet (found on first use).
+    next: Option<usize>,
+}
+
+impl<'a> Tail<'a> {
+    /// Tokens `base..end` of `cursor`, read into `buf` (cleared) on demand.
+    fn new(cursor: &'a Cursor, base: usize, end: usize, buf: &'a mut Vec<TokenId>) -> Self {
+        buf.clear();
+        Tail {
+            cursor,
+            base,
+            end: end.max(base),
+            buf,
+            next: None,
+        }
+    }
+
+    /// Position after the last token.
+    fn end(&self) -> usize {
+        self.end
+    }
+
+    /// Position of the first token not copied yet, and the segment holding it.
+    fn held(&mut self) -> (usize, usize) {
+        let have = self.base + self.buf.len();
+        let seg = *self
+            .next
+            .get_or_insert_with(|| segment_near_end(self.cursor, have));
+        (have, seg)
+    }
+
+    /// The tokens from `pos` (at least `base`) to `to` (clipped to the end).
+    fn get(&mut self, pos: usize, to: usize) -> &[TokenId] {
+        let to = to.min(self.end);
+        let (have, seg) = self.held();
+        if have < to {
+            // Read ahead a little: a match compares edge by edge.
+            let upto = (to + 64).min(self.end);
+            self.next = Some(tokens(self.cursor, seg, have, upto, self.buf));
+        }
+        &self.buf[pos - self.base..to.max(pos) - self.base]
+    }
+
+    /// The tokens from `pos` to the end as a new vector (a new edge's key), copied from the
+    /// buffer as far as it holds them and from the segments after that.
+    fn key_from(&mut self, pos: usize) -> Vec<TokenId> {
+        let mut key = Vec::with_capacity(self.end - pos);
+        let (have, seg) = self.held();
+        let held = have.min(self.end);
+        if pos < held {
+            key.extend_from_slice(&self.buf[pos - self.base..held - self.base]);
+        }
+        tokens(self.cursor, seg, pos.max(held), self.end, &mut key);
+        key
+    }
 }
 
 impl Tree {
@@ -269,12 +364,14 @@ impl Tree {
         };
         Tree {
             nodes: vec![root],
-            leaves: BTreeSet::new(),
+            leaves: BinaryHeap::new(),
+            listed: 0,
             seen: SeenPrefixes::default(),
         }
     }
 
-    /// Puts node `id` into `leaves`, or takes it out, or moves it, as its state says.
+    /// Puts node `id` into `leaves`, or takes it out, or moves it, as its state says (taking
+    /// out only marks the heap's entry stale).
     fn sync(&mut self, id: usize) {
         let n = &self.nodes[id];
         let want = (id != 0 && n.alive && n.children.is_empty() && n.pins == 0).then_some(n.stamp);
@@ -282,13 +379,41 @@ impl Tree {
             return;
         }
         work::add(1);
-        if let Some(s) = n.listed {
-            self.leaves.remove(&(s, id));
-        }
-        if let Some(s) = want {
-            self.leaves.insert((s, id));
-        }
+        self.listed -= usize::from(n.listed.is_some());
+        self.listed += usize::from(want.is_some());
         self.nodes[id].listed = want;
+        if let Some(s) = want {
+            self.leaves.push(Reverse((s, id)));
+            if self.leaves.len() > 2 * self.listed + 64 {
+                self.compact();
+            }
+        }
+    }
+
+    /// Whether a heap entry is current: its node is listed under that stamp.
+    fn current(&self, (stamp, id): (u64, usize)) -> bool {
+        self.nodes[id].listed == Some(stamp)
+    }
+
+    /// Drops the stale entries of `leaves` (and repeated current ones).
+    fn compact(&mut self) {
+        let mut v = std::mem::take(&mut self.leaves).into_vec();
+        work::add(v.len() as u64);
+        v.retain(|e| self.current(e.0));
+        v.sort_unstable();
+        v.dedup();
+        self.leaves = BinaryHeap::from(v);
+    }
+
+    /// The least recently used unlocked leaf, as (stamp, node), dropping stale entries on top.
+    fn oldest_leaf(&mut self) -> Option<(u64, usize)> {
+        while let Some(&Reverse(e)) = self.leaves.peek() {
+            if self.current(e) {
+                return Some(e);
+            }
+            self.leaves.pop();
+        }
+        None
     }
 
     /// Sets node `id`'s stamp (a touch).
@@ -344,28 +469,28 @@ impl Tree {
         (u, t)
     }
 
-    /// Longest match of the sequence whose tokens from `base` on are `tail` (page aligned),
-    /// resuming at node `u`, whose path holds the sequence's first `base` tokens (`u` = root
-    /// and `base` = 0 to start from the top). Stops at nodes not yet readable at `now` when
-    /// `now` is given. Returns (matched tokens, last node, stopped at an unreadable node).
+    /// Longest match of the sequence whose tokens from `tail.base` on are `tail` (page
+    /// aligned), resuming at node `u`, whose path holds the sequence's first `tail.base`
+    /// tokens (`u` = root and base 0 to start from the top). Stops at nodes not yet readable
+    /// at `now` when `now` is given. Returns (matched tokens, last node, stopped at an
+    /// unreadable node).
     fn match_from(
         &mut self,
         u: usize,
-        base: usize,
-        tail: &[TokenId],
+        tail: &mut Tail,
         page: usize,
         now: Option<u64>,
         tick: u64,
     ) -> (usize, usize, bool) {
+        let base = tail.base;
         let mut node = u;
         let mut pos = base;
-        let at = |pos: usize| &tail[pos - base..];
         if u != 0 && base > self.nodes[u].start {
             // Inside `u`'s edge: its first `off` tokens are known to match.
             let n = &self.nodes[u];
             let (start, klen) = (n.start, n.key.len());
             let off = base - start;
-            let rest = at(base);
+            let rest = tail.get(base, start + klen);
             let more = n.key[off..]
                 .iter()
                 .zip(rest)
@@ -381,10 +506,10 @@ impl Tree {
             }
             pos = start + klen;
         }
-        let end = base + tail.len();
+        let end = tail.end();
         let mut blocked = false;
         while pos + page <= end {
-            let Some(child) = self.child(node, &at(pos)[..page]) else {
+            let Some(child) = self.child(node, tail.get(pos, pos + page)) else {
                 break;
             };
             if now.is_some_and(|t| self.nodes[child].visible_at > t) {
@@ -393,7 +518,7 @@ impl Tree {
             }
             let ckey = &self.nodes[child].key;
             let klen = ckey.len();
-            let rest = at(pos);
+            let rest = tail.get(pos, pos + klen);
             // Whole-edge comparison first (a memcmp), token by token only where it differs.
             let mut common = if rest.len() >= klen && ckey[..] == rest[..klen] {
                 klen
@@ -419,25 +544,24 @@ impl Tree {
         (pos, node, blocked)
     }
 
-    /// Inserts the sequence whose tokens from `base` on are `tail` (page aligned), resuming at
-    /// `u` as in [`Tree::match_from`]; new nodes are readable from `visible_at`. Returns the
-    /// last node and the number of new tokens.
+    /// Inserts the sequence `tail` (cut to whole pages), resuming at `u` as in
+    /// [`Tree::match_from`]; new nodes are readable from `visible_at`. Returns the last node
+    /// and the number of new tokens.
     fn insert_from(
         &mut self,
         u: usize,
-        base: usize,
-        tail: &[TokenId],
+        tail: &mut Tail,
         page: usize,
         visible_at: u64,
         tick: u64,
     ) -> (usize, usize) {
-        let len = (base + tail.len()) / page * page;
-        let tail = &tail[..len.saturating_sub(base)];
-        let (pos, node, _) = self.match_from(u, base, tail, page, None, tick);
-        if pos == len {
+        let len = tail.end() / page * page;
+        tail.end = len.max(tail.base);
+        let (pos, node, _) = self.match_from(u, tail, page, None, tick);
+        if pos >= len {
             return (node, 0);
         }
-        let key = tail[pos - base..].to_vec();
+        let key = tail.key_from(pos);
         work::add(key.len() as u64);
         let first = page_key(&key, page);
         let id = self.nodes.len();
@@ -486,8 +610,8 @@ impl RadixCache {
         let page = self.config.page_size.max(1);
         while self.total_tokens > self.config.capacity_tokens {
             let mut best: Option<(u64, &str, usize, usize)> = None;
-            for (i, (name, tree)) in self.trees.iter().enumerate() {
-                if let Some(&(stamp, id)) = tree.leaves.first() {
+            for (i, (name, tree)) in self.trees.iter_mut().enumerate() {
+                if let Some((stamp, id)) = tree.oldest_leaf() {
                     if best.is_none_or(|(s, n, b, _)| (stamp, name, id) < (s, n, b)) {
                         best = Some((stamp, name, id, i));
                     }
@@ -546,9 +670,8 @@ impl CacheModel for RadixCache {
         if tree.nodes[u].path_vis > now {
             (u, base) = (0, 0);
         }
-        let tail = &mut self.tail;
-        tokens(cursor, base, prompt as usize, tail);
-        let (matched, _, blocked) = tree.match_from(u, base, tail, page, Some(now), self.tick);
+        let mut tail = Tail::new(cursor, base, prompt as usize, &mut self.tail);
+        let (matched, _, blocked) = tree.match_from(u, &mut tail, page, Some(now), self.tick);
         let cap = prompt.saturating_sub(1) as usize / page * page;
         let cached = matched.min(cap) as u64;
         outcome.cached_tokens = cached;
@@ -583,18 +706,17 @@ impl CacheModel for RadixCache {
             .record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
         let prompt = st.auto.cursor.total() as usize;
         let (u, base) = tree.resume_point(st.node, st.on_path, page);
-        let tail = &mut self.tail;
-        tokens(&st.auto.cursor, base, prompt, tail);
         let now = req.sent_at_ms;
-        let (mid, added_prompt) = tree.insert_from(u, base, tail, page, now, tick);
+        let mut tail = Tail::new(&st.auto.cursor, base, prompt, &mut self.tail);
+        let (mid, added_prompt) = tree.insert_from(u, &mut tail, page, now, tick);
         st.auto.cursor.extend(&self.reasoning.generated(req));
         let mut full = st.auto.cursor.total() as usize;
         if !self.config.cache_last_token && full > prompt {
             full -= 1;
         }
         let from = tree.nodes[mid].end();
-        tokens(&st.auto.cursor, from, full, tail);
-        let (last, added_reply) = tree.insert_from(mid, from, tail, page, completed, tick);
+        let mut tail = Tail::new(&st.auto.cursor, from, full, &mut self.tail);
+        let (last, added_reply) = tree.insert_from(mid, &mut tail, page, completed, tick);
         tree.nodes[last].pins += 1;
         tree.sync(last);
         st.node = last;
