@@ -441,22 +441,34 @@ impl ReasoningIds {
             let start = self.next;
             self.next += n;
             let span = u64::from(u32::MAX - REASONING_BASE) + 1;
-            let tokens: Vec<TokenId> = (start..start + n)
+            // Collected straight into the shared slice (one allocation, no copy).
+            let tokens: Arc<[TokenId]> = (start..start + n)
                 .map(|i| REASONING_BASE + (i % span) as u32)
                 .collect();
             out.push(Arc::new(Segment {
                 // Ids of prompt content are content hashes; this one is unique to the request.
-                id: xxh3_64(format!("reasoning#{start}").as_bytes()),
+                id: reasoning_id(start),
                 level: Level::Messages,
                 kind: SegmentKind::Message(Role::Assistant),
                 label: "reasoning".into(),
-                tokens: tokens.into(),
+                tokens,
                 breakpoint: None,
             }));
         }
         out.extend(req.reply.iter().cloned());
         out
     }
+}
+
+/// The content id of the reasoning segment whose first token is number `start`: the xxh3 of
+/// `reasoning#<start>`, written on the stack instead of formatted into a new string.
+fn reasoning_id(start: u64) -> u64 {
+    use std::io::Write;
+    let mut buf = [0u8; 32];
+    let mut w = &mut buf[..];
+    write!(w, "reasoning#{start}").expect("a u64 fits in 32 bytes with the prefix");
+    let len = 32 - w.len();
+    xxh3_64(&buf[..len])
 }
 
 /// Salt of a level for Anthropic-style invalidation (A12): settings that invalidate system and
@@ -531,6 +543,17 @@ mod tests {
             settings: Default::default(),
             reply: Vec::new(),
             output_tokens: 0,
+        }
+    }
+
+    /// A reasoning segment's id is the hash of its formatted name.
+    #[test]
+    fn reasoning_ids_hash_the_formatted_name() {
+        for start in [0, 7, 123_456, u64::MAX] {
+            assert_eq!(
+                reasoning_id(start),
+                xxh3_64(format!("reasoning#{start}").as_bytes())
+            );
         }
     }
 

@@ -14,9 +14,9 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use xxhash_rust::xxh3::xxh3_64_with_seed;
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
-use super::common::{self, Departure, SeenMatch, SeenMemo, SeenPrefixes};
+use super::common::{self, Departure, HashKeyed, SeenMatch, SeenMemo, SeenPrefixes};
 use super::{BreakReason, CacheOutcome, ReuseStop};
 use crate::prompt::{Request, Segment};
 
@@ -442,14 +442,18 @@ pub(crate) fn same_name(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
-/// Values by name (streams, models): few entries, looked up once or twice per request, the
-/// last one found tried first.
+/// Values by name (streams, models): usually few entries, looked up once or twice per request,
+/// the last one found tried first; past [`ByName::INDEXED`] entries (a workload's hundreds of
+/// streams in one model) a hash index finds the others.
 #[derive(Debug)]
 pub(crate) struct ByName<V> {
     /// (name, value) pairs in insertion order.
     items: Vec<(String, V)>,
     /// Index in `items` of the last entry found, tried first on the next lookup.
     last: usize,
+    /// Position in `items` by xxh3 of the name (names sharing a hash in insertion order),
+    /// kept once there are more than [`ByName::INDEXED`] entries.
+    index: Option<HashKeyed<u64, Vec<usize>>>,
 }
 
 impl<V> Default for ByName<V> {
@@ -457,11 +461,15 @@ impl<V> Default for ByName<V> {
         ByName {
             items: Vec::new(),
             last: 0,
+            index: None,
         }
     }
 }
 
 impl<V> ByName<V> {
+    /// Entries past which lookups go through the hash index instead of a scan.
+    const INDEXED: usize = 16;
+
     fn find(&mut self, name: &str) -> Option<usize> {
         if self
             .items
@@ -470,9 +478,31 @@ impl<V> ByName<V> {
         {
             return Some(self.last);
         }
-        let i = self.items.iter().position(|(n, _)| same_name(n, name))?;
+        let i = match &self.index {
+            Some(index) => {
+                let at = index.get(&xxh3_64(name.as_bytes()))?;
+                *at.iter().find(|&&i| same_name(&self.items[i].0, name))?
+            }
+            None => self.items.iter().position(|(n, _)| same_name(n, name))?,
+        };
         self.last = i;
         Some(i)
+    }
+
+    /// Appends `name` (absent) with `value`; returns its position.
+    fn push(&mut self, name: &str, value: V) -> usize {
+        self.items.push((name.to_string(), value));
+        let i = self.items.len() - 1;
+        if let Some(index) = &mut self.index {
+            index.entry(xxh3_64(name.as_bytes())).or_default().push(i);
+        } else if self.items.len() > Self::INDEXED {
+            let mut index = HashKeyed::<u64, Vec<usize>>::default();
+            for (j, (n, _)) in self.items.iter().enumerate() {
+                index.entry(xxh3_64(n.as_bytes())).or_default().push(j);
+            }
+            self.index = Some(index);
+        }
+        i
     }
 
     pub fn get_mut(&mut self, name: &str) -> Option<&mut V> {
@@ -489,8 +519,7 @@ impl<V> ByName<V> {
         let i = match self.find(name) {
             Some(i) => i,
             None => {
-                self.items.push((name.to_string(), make()));
-                self.last = self.items.len() - 1;
+                self.last = self.push(name, make());
                 self.last
             }
         };
@@ -747,6 +776,25 @@ mod tests {
             );
         }
         assert_eq!(c.segment_at(4), Some(2));
+    }
+
+    /// Past the indexed size, names are found through the index as they were by the scan.
+    #[test]
+    fn by_name_finds_every_name_past_the_index_size() {
+        let mut m: ByName<usize> = ByName::default();
+        for i in 0..40 {
+            assert_eq!(*m.get_or_insert_with(&format!("s{i}"), || i), i);
+        }
+        for i in (0..40).rev() {
+            let name = format!("s{i}");
+            assert_eq!(m.position(&name), Some(i));
+            assert_eq!(m.get_mut(&name).copied(), Some(i));
+            assert_eq!(*m.get_or_insert_with(&name, || 99), i);
+        }
+        assert!(!m.contains("s40"));
+        assert_eq!(*m.get_or_insert_with("s40", || 40), 40);
+        assert_eq!(m.position("s40"), Some(40));
+        assert_eq!(m.iter().count(), 41);
     }
 
     #[test]

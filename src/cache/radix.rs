@@ -723,7 +723,7 @@ impl CacheModel for RadixCache {
         st.on_path = tree.nodes[last].end();
         let stored = full / page * page;
         let cursor = &st.auto.cursor;
-        let k = cursor.ends().partition_point(|&e| e as usize <= stored);
+        let k = segment_near_end(cursor, stored);
         let all = cursor.len();
         let hashes = cursor.hashes();
         tree.seen
