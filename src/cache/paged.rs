@@ -291,12 +291,17 @@ impl PagedCache {
 
     /// An empty pool that keeps its blocks (`blocks`), or only hashes (an unbounded pool).
     fn with_blocks(config: PagedConfig, blocks: bool) -> Self {
-        // Grown as blocks are used: sized for the whole pool up front, a new cache's first
-        // requests paid page faults across a table of 64k entries they mostly never touched.
-        let size = config.capacity_blocks.min(1 << 10);
-        // The index starts larger (8 bytes a slot, and only its control bytes are written): a
-        // session of a few thousand blocks then never grows it.
-        let index = config.capacity_blocks.min(1 << 14);
+        // Room for up to 64k blocks is reserved (4 MiB of address space): a page is faulted in
+        // only once a block on it is written, and growing never copies the blocks written so far
+        // (from 1k blocks it copied 1 MiB on the way to 16k). A pool kept as hashes has none.
+        let size = if blocks {
+            config.capacity_blocks.min(1 << 16)
+        } else {
+            0
+        };
+        // The index starts larger than a new session needs (8 bytes a slot, and only its
+        // control bytes are written): a session of a few thousand blocks then never grows it.
+        let index = size.min(1 << 14);
         PagedCache {
             config,
             blocks: Vec::with_capacity(size),
@@ -442,7 +447,8 @@ impl PagedCache {
             return Some(self.blocks.len() - 1);
         }
         let (stamp, id) = head?;
-        self.evictable.pop();
+        // The victim's entry stays on top until its parent's entry (usually the next head)
+        // replaces it: one sift down instead of a pop and a push, each across the heap.
         self.unlist(id);
         if !self.evicted_any {
             // Every hash stored so far is still cached: `stored` starts as the index's keys.
@@ -467,9 +473,32 @@ impl PagedCache {
             self.unlist(parent);
             let p = &mut self.blocks[parent];
             p.stamp = p.stamp.max(stamp + 1);
-            self.refresh(parent);
+            if self.list_on_top(parent) {
+                return Some(id);
+            }
         }
+        self.evictable.pop();
         Some(id)
+    }
+
+    /// [`PagedCache::refresh`] of a block just taken out of the evictable set, whose entry
+    /// takes the place of the entry on top of `evictable` (the block just evicted); whether it
+    /// did (else the top entry is still to be removed).
+    fn list_on_top(&mut self, id: usize) -> bool {
+        let b = &mut self.blocks[id];
+        if b.evictable || !(b.used && b.pins == 0 && b.children == 0) {
+            return false;
+        }
+        b.evictable = true;
+        let stamp = b.stamp;
+        self.listed += 1;
+        if let Some(mut top) = self.evictable.peek_mut() {
+            *top = Reverse((stamp, id as u32));
+        }
+        if self.evictable.len() > 2 * self.listed + 1024 {
+            self.compact();
+        }
+        true
     }
 }
 
