@@ -470,6 +470,9 @@ impl PagedCache {
         if parent != NIL {
             // The parent was freed after this block by every release that freed both.
             self.blocks[parent].children -= 1;
+            // The parent is usually the next victim (freed right after this block), and its
+            // parent is then read: fetched now, while this block is filled.
+            prefetch(&self.blocks, self.blocks[parent].parent());
             self.unlist(parent);
             let p = &mut self.blocks[parent];
             p.stamp = p.stamp.max(stamp + 1);
@@ -687,6 +690,24 @@ impl PagedCache {
         }
         Some(id)
     }
+}
+
+/// Asks the CPU to bring block `id` (if there is one) into its cache ahead of use: evicting a
+/// chain reads each block's parent, a cache miss per block when nothing fetches it ahead.
+#[inline(always)]
+fn prefetch(blocks: &[Block], id: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(b) = blocks.get(id) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint: it reads nothing into the program and cannot fault,
+        // and the address is that of a live block.
+        #[allow(unused_unsafe)]
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>((b as *const Block).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (blocks, id);
 }
 
 /// [`PagedCache::find`] over the cache's parts.
