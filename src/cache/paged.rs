@@ -1158,7 +1158,7 @@ mod tests {
         out
     }
 
-    /// A block is one cache line: the unbounded pool of a workload holds one per distinct block.
+    /// A block is one cache line: a bounded pool reads one per block it evicts or finds.
     #[test]
     fn a_block_takes_64_bytes() {
         assert_eq!(std::mem::size_of::<Block>(), 64);
