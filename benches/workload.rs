@@ -2,7 +2,8 @@
 //! under every cache model: the traces are read once, each iteration builds the prompts and
 //! replays every session. Engines share one pool (single-threaded); the other models replay
 //! independent sessions in parallel (rayon). Target: every model < 2 s in release on 2 cores
-//! (figures in docs/performance.md).
+//! (figures in docs/performance.md). `workload_87_traces_paged_4k`: the paged pool of 4k blocks
+//! with its unbounded twin, as `workload --kv-blocks 4k` replays them, and each alone.
 
 use std::path::Path;
 
@@ -33,6 +34,39 @@ fn bench(c: &mut Criterion) {
         g.bench_function(*name, |b| {
             b.iter(|| {
                 let r = replay::run(&traces, &at, &spec, &opts, &prices).expect("replay");
+                std::hint::black_box(replay::totals(traces.len(), &r).1.cached_tokens)
+            })
+        });
+    }
+    g.finish();
+    engine_pairs(c, &traces, &at);
+}
+
+/// `workload --cache paged --kv-blocks N` replays the bounded pool and its unbounded twin (kept
+/// as hashes, as it never evicts) side by side: the pair at 4k blocks (the 87 traces evict
+/// there), and each pool alone.
+fn engine_pairs(c: &mut Criterion, traces: &[trace::Trace], at: &[u64]) {
+    let prices = PriceTable::bundled();
+    let opts = BuildOptions::default();
+    let bounded = CacheSpec::new("paged")
+        .expect("registered model")
+        .with_kv_blocks(Some(4096));
+    let unbounded = bounded.clone().with_kv_blocks(None);
+    let mut g = c.benchmark_group("workload_87_traces_paged_4k");
+    g.sample_size(10);
+    g.bench_function("pool_and_unbounded_twin", |b| {
+        let bar = indicatif::ProgressBar::hidden();
+        b.iter(|| {
+            let (x, y) =
+                replay::run_engine_pair(traces, at, (&bounded, &unbounded), &opts, &prices, &bar)
+                    .expect("replay");
+            std::hint::black_box((x.len(), y.len()))
+        })
+    });
+    for (name, spec) in [("pool_alone", &bounded), ("unbounded_alone", &unbounded)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let r = replay::run(traces, at, spec, &opts, &prices).expect("replay");
                 std::hint::black_box(replay::totals(traces.len(), &r).1.cached_tokens)
             })
         });

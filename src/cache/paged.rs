@@ -50,6 +50,9 @@ use super::cursor::{automatic_stop, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::Request;
 
+mod unbounded;
+use unbounded::{Stored, Visible};
+
 /// Parameters of the paged cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -175,6 +178,7 @@ impl Default for StreamState {
             chain_model: 0,
             chain_vis: 0,
             first_copy: usize::MAX,
+            held: 0,
         }
     }
 }
@@ -206,6 +210,9 @@ struct StreamState {
     /// before it (`usize::MAX`: none): from there on `by_hash` decides which block a lookup
     /// finds, and pinning the chain's end no longer holds the blocks before it.
     first_copy: usize,
+    /// A pool kept as hashes ([`PagedCache::hashes_only`]): the leading blocks of the stream's
+    /// cursor that its last store cached (`chain` stays empty there).
+    held: usize,
 }
 
 /// The vLLM-style paged prefix cache. The block pool is shared by all models (one GPU's KV
@@ -264,6 +271,10 @@ pub struct PagedCache {
     streams: Streams<StreamState>,
     /// Token ids for generated reasoning, which no later prompt repeats.
     reasoning: common::ReasoningIds,
+    /// A pool too large to ever evict (`capacity_blocks` ≥ [`MAX_BLOCKS`], a workload's
+    /// unbounded twin) keeps only each cached hash's earliest readable time here, and no
+    /// blocks: the outcomes are the same (see [`unbounded`]).
+    hashes_only: Option<Visible>,
 }
 
 fn model_key(model: &str) -> u64 {
@@ -273,12 +284,24 @@ fn model_key(model: &str) -> u64 {
 impl PagedCache {
     /// An empty pool with these parameters.
     pub fn new(config: PagedConfig) -> Self {
-        // Grown as blocks are used: sized for the whole pool up front, a new cache's first
-        // requests paid page faults across a table of 64k entries they mostly never touched.
-        let size = config.capacity_blocks.min(1 << 10);
-        // The index starts larger (8 bytes a slot, and only its control bytes are written): a
-        // session of a few thousand blocks then never grows it.
-        let index = config.capacity_blocks.min(1 << 14);
+        // Such a pool would fill only after 2^32 allocations, 256 GiB of blocks.
+        let unbounded = config.capacity_blocks >= MAX_BLOCKS;
+        Self::with_blocks(config, !unbounded)
+    }
+
+    /// An empty pool that keeps its blocks (`blocks`), or only hashes (an unbounded pool).
+    fn with_blocks(config: PagedConfig, blocks: bool) -> Self {
+        // Room for up to 64k blocks is reserved (4 MiB of address space): a page is faulted in
+        // only once a block on it is written, and growing never copies the blocks written so far
+        // (from 1k blocks it copied 1 MiB on the way to 16k). A pool kept as hashes has none.
+        let size = if blocks {
+            config.capacity_blocks.min(1 << 16)
+        } else {
+            0
+        };
+        // The index starts larger than a new session needs (8 bytes a slot, and only its
+        // control bytes are written): a session of a few thousand blocks then never grows it.
+        let index = size.min(1 << 14);
         PagedCache {
             config,
             blocks: Vec::with_capacity(size),
@@ -296,6 +319,7 @@ impl PagedCache {
             models: ByName::default(),
             streams: Streams::default(),
             reasoning: common::ReasoningIds::default(),
+            hashes_only: (!blocks).then(Visible::default),
         }
     }
 
@@ -423,7 +447,8 @@ impl PagedCache {
             return Some(self.blocks.len() - 1);
         }
         let (stamp, id) = head?;
-        self.evictable.pop();
+        // The victim's entry stays on top until its parent's entry (usually the next head)
+        // replaces it: one sift down instead of a pop and a push, each across the heap.
         self.unlist(id);
         if !self.evicted_any {
             // Every hash stored so far is still cached: `stored` starts as the index's keys.
@@ -445,12 +470,38 @@ impl PagedCache {
         if parent != NIL {
             // The parent was freed after this block by every release that freed both.
             self.blocks[parent].children -= 1;
+            // The parent is usually the next victim (freed right after this block), and its
+            // parent is then read: fetched now, while this block is filled.
+            prefetch(&self.blocks, self.blocks[parent].parent());
             self.unlist(parent);
             let p = &mut self.blocks[parent];
             p.stamp = p.stamp.max(stamp + 1);
-            self.refresh(parent);
+            if self.list_on_top(parent) {
+                return Some(id);
+            }
         }
+        self.evictable.pop();
         Some(id)
+    }
+
+    /// [`PagedCache::refresh`] of a block just taken out of the evictable set, whose entry
+    /// takes the place of the entry on top of `evictable` (the block just evicted); whether it
+    /// did (else the top entry is still to be removed).
+    fn list_on_top(&mut self, id: usize) -> bool {
+        let b = &mut self.blocks[id];
+        if b.evictable || !(b.used && b.pins == 0 && b.children == 0) {
+            return false;
+        }
+        b.evictable = true;
+        let stamp = b.stamp;
+        self.listed += 1;
+        if let Some(mut top) = self.evictable.peek_mut() {
+            *top = Reverse((stamp, id as u32));
+        }
+        if self.evictable.len() > 2 * self.listed + 1024 {
+            self.compact();
+        }
+        true
     }
 }
 
@@ -641,6 +692,24 @@ impl PagedCache {
     }
 }
 
+/// Asks the CPU to bring block `id` (if there is one) into its cache ahead of use: evicting a
+/// chain reads each block's parent, a cache miss per block when nothing fetches it ahead.
+#[inline(always)]
+fn prefetch(blocks: &[Block], id: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(b) = blocks.get(id) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint: it reads nothing into the program and cannot fault,
+        // and the address is that of a live block.
+        #[allow(unused_unsafe)]
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>((b as *const Block).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (blocks, id);
+}
+
 /// [`PagedCache::find`] over the cache's parts.
 fn find(blocks: &[Block], by_hash: &HashTable<u64>, k: &(u64, u64), now: u64) -> Option<usize> {
     let head = indexed(blocks, by_hash, k)?;
@@ -719,6 +788,53 @@ fn listed(blocks: &[Block], stamp: u64, id: u32) -> bool {
     b.evictable && b.stamp == stamp
 }
 
+/// What a stream's previous store left for the next lookup.
+struct Prior<'a> {
+    /// The blocks it held, in chain order (a pool that keeps blocks).
+    chain: &'a [(usize, u64)],
+    /// How many leading blocks it cached (a pool kept as hashes).
+    held: usize,
+    /// Their model key.
+    model: u64,
+    /// Upper bound of the times from which they are readable.
+    vis: u64,
+}
+
+/// The lookup's scan of `hashes` at `now` in a pool's (blocks, index, or hashes only): how
+/// many leading blocks are readable, and whether the block after them was ever cached
+/// (readable or not; with a pool that keeps blocks, only while it still is).
+fn scan(
+    (blocks, by_hash, hashes_only): (&[Block], &HashTable<u64>, Option<&Visible>),
+    prior: &Prior,
+    hashes: &[u64],
+    mk: u64,
+    now: u64,
+) -> (usize, bool) {
+    // The blocks this stream held last time are still cached and readable: start past them.
+    let readable = prior.vis <= now;
+    if let Some(v) = hashes_only {
+        let from = if readable && prior.model == mk {
+            prior.held.min(hashes.len())
+        } else {
+            0
+        };
+        let matched = v.matched(mk, hashes, from, now);
+        let in_flight = hashes.get(matched).is_some_and(|&h| v.cached(mk, h));
+        return (matched, in_flight);
+    }
+    let mut matched = if readable {
+        still_held(blocks, prior.chain, hashes, mk)
+    } else {
+        0
+    };
+    while matched < hashes.len() && find(blocks, by_hash, &(mk, hashes[matched]), now).is_some() {
+        matched += 1;
+    }
+    let next = hashes.get(matched).map(|&h| (mk, h));
+    let in_flight = next.is_some_and(|k| indexed(blocks, by_hash, &k).is_some());
+    (matched, in_flight)
+}
+
 /// When a store's blocks become visible, and how many the lookup found.
 struct Times {
     /// The request's send time: its prompt blocks are allocated then.
@@ -792,29 +908,26 @@ impl CacheModel for PagedCache {
         });
         let st = self.streams.stream(&req.stream);
         let adv = st.auto.advance(req, bs as usize);
-        st.chain
-            .truncate((st.auto.cursor.start(adv.keep) / bs) as usize);
+        let keep = (st.auto.cursor.start(adv.keep) / bs) as usize;
+        st.chain.truncate(keep);
+        st.held = st.held.min(keep);
         let prompt = st.auto.cursor.total();
         let mut outcome = CacheOutcome {
             prompt_tokens: prompt,
             ..CacheOutcome::default()
         };
         let hashes = st.auto.block_hashes(bs as usize);
-        // The blocks this stream held last time are still cached and readable: start past them.
-        let mut matched = if st.chain_vis <= now {
-            still_held(&self.blocks, &st.chain, hashes, mk)
-        } else {
-            0
+        let prior = Prior {
+            chain: &st.chain,
+            held: st.held,
+            model: st.chain_model,
+            vis: st.chain_vis,
         };
-        while matched < hashes.len()
-            && find(&self.blocks, &self.by_hash, &(mk, hashes[matched]), now).is_some()
-        {
-            matched += 1;
-        }
+        let pool = (&self.blocks[..], &self.by_hash, self.hashes_only.as_ref());
+        let (matched, in_flight) = scan(pool, &prior, hashes, mk, now);
         // The explanation only asks whether the block after the match was ever cached (evicted,
         // or cached but not readable yet): a probe or two, not a walk of every block ever cached.
         let next = hashes.get(matched).map(|&h| (mk, h));
-        let in_flight = next.is_some_and(|k| indexed(&self.blocks, &self.by_hash, &k).is_some());
         let raw = matched
             + usize::from(
                 in_flight
@@ -859,11 +972,11 @@ impl CacheModel for PagedCache {
         // Taken out while the pool changes; put back below.
         let mut st = std::mem::take(self.streams.stream(&req.stream));
         let adv = st.auto.advance(req, bs);
-        st.chain
-            .truncate(st.auto.cursor.start(adv.keep) as usize / bs);
+        let keep = st.auto.cursor.start(adv.keep) as usize / bs;
+        st.chain.truncate(keep);
+        st.held = st.held.min(keep);
         let n = req.segments.len();
         let prompt = st.auto.cursor.total() as usize;
-        let prompt_blocks = prompt / bs;
         state
             .seen
             .record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
@@ -874,30 +987,86 @@ impl CacheModel for PagedCache {
         let computed = if total > prompt { total - 1 } else { total };
         let full = computed / bs;
         st.auto.block_hashes(bs);
+        let times = Times {
+            now: req.sent_at_ms,
+            completed,
+            prompt_blocks: prompt / bs,
+            // The blocks the lookup found are shared; all others are new allocations.
+            hit: (outcome.cached_tokens as usize / bs).min(full),
+        };
+        let stored_upto = match &mut self.hashes_only {
+            Some(v) => store_hashes(v, &mut st, (mk, bs), full, &times) * bs,
+            None => self.store_blocks(&mut st, mk, (full, computed % bs != 0), &times),
+        };
+        st.chain_model = mk;
+        let state = self.models.get_mut(&req.model).expect("state exists");
+        record_stored(
+            &mut state.seen,
+            &mut st.auto,
+            n,
+            stored_upto,
+            (times.now, completed),
+        );
+        *self.streams.stream(&req.stream) = st;
+    }
+}
+
+/// A store in a pool kept as hashes: caches the `full` blocks (of `bs` tokens, model key `mk`)
+/// of the stream's cursor and returns how many it cached (all: an unbounded pool has room).
+fn store_hashes(
+    v: &mut Visible,
+    st: &mut StreamState,
+    (mk, bs): (u64, usize),
+    full: usize,
+    t: &Times,
+) -> usize {
+    let hashes = &st.auto.block_hashes(bs)[..full];
+    // The blocks cached last time are still readable from the bound kept then.
+    let known = if st.chain_vis <= t.now && st.chain_model == mk {
+        st.held.min(t.hit)
+    } else {
+        0
+    };
+    st.chain_vis = v.store(&Stored {
+        mk,
+        hashes,
+        known,
+        hit: t.hit,
+        prompt_blocks: t.prompt_blocks,
+        now: t.now,
+        completed: t.completed,
+    });
+    st.held = full;
+    full
+}
+
+impl PagedCache {
+    /// A store in a pool that keeps blocks: links the request's `full` blocks of the stream's
+    /// cursor (finding or allocating each), then runs the request until it completes (its
+    /// partial last block, when `partial`, taking a slot too). Returns the tokens cached.
+    fn store_blocks(
+        &mut self,
+        st: &mut StreamState,
+        mk: u64,
+        (full, partial): (usize, bool),
+        times: &Times,
+    ) -> usize {
+        let bs = self.config.block_size.max(1);
         let mut chain = std::mem::take(&mut st.chain);
         // The stream's previous store cached the leading blocks still in `chain` (the same
         // tokens, so the same hashes): they are in `stored` already.
         let prior = if st.chain_model == mk { chain.len() } else { 0 };
         let hashes = &st.auto.block_hashes(bs)[..full];
-        // The blocks the lookup found are shared; all others are new allocations.
-        let hit = (outcome.cached_tokens as usize / bs).min(full);
         // Blocks held last time, still cached and found again: the same blocks, unless one
         // was a younger copy (the lookup finds the oldest), from where `by_hash` decides.
-        let now = req.sent_at_ms;
-        let known = if st.chain_vis <= now {
+        let known = if st.chain_vis <= times.now {
             still_held(&self.blocks, &chain, hashes, mk)
-                .min(hit)
+                .min(times.hit)
                 .min(st.first_copy)
         } else {
             0
         };
         chain.truncate(known);
-        let times = Times {
-            now,
-            completed,
-            prompt_blocks,
-            hit,
-        };
         let start_vis = if known > 0 { st.chain_vis } else { 0 };
         let Linked {
             first_copy,
@@ -906,28 +1075,19 @@ impl CacheModel for PagedCache {
             extra,
             stored_upto,
             full_pool,
-        } = self.link_blocks(mk, hashes, known, &times, start_vis, &mut chain);
+        } = self.link_blocks(mk, hashes, known, times, start_vis, &mut chain);
         if self.evicted_any {
             let set = stored_of(&mut self.stored, mk);
             for &h in hashes.get(prior..chain.len()).unwrap_or_default() {
                 set.insert(h);
             }
         }
-        let partial = !full_pool && computed % bs != 0;
-        self.run_until(completed, (prev, chain.len() as u64, extra), partial);
+        let partial = !full_pool && partial;
+        self.run_until(times.completed, (prev, chain.len() as u64, extra), partial);
         st.chain = chain;
-        st.chain_model = mk;
         st.chain_vis = chain_vis;
         st.first_copy = first_copy;
-        let state = self.models.get_mut(&req.model).expect("state exists");
-        record_stored(
-            &mut state.seen,
-            &mut st.auto,
-            n,
-            stored_upto,
-            (now, completed),
-        );
-        *self.streams.stream(&req.stream) = st;
+        stored_upto
     }
 }
 
@@ -998,7 +1158,7 @@ mod tests {
         out
     }
 
-    /// A block is one cache line: the unbounded pool of a workload holds one per distinct block.
+    /// A block is one cache line: a bounded pool reads one per block it evicts or finds.
     #[test]
     fn a_block_takes_64_bytes() {
         assert_eq!(std::mem::size_of::<Block>(), 64);
