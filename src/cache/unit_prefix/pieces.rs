@@ -149,6 +149,24 @@ impl Pieces {
         (start..self.ends[k], self.runs[k])
     }
 
+    /// The run of the piece holding unit `i`, if the path holds it.
+    pub fn run_of(&self, i: usize) -> Option<u32> {
+        let k = self.ends.partition_point(|&e| e <= i);
+        self.runs.get(k).copied()
+    }
+
+    /// The pieces over units `range` (within the path), cut to it, with their runs.
+    pub fn spans(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, u32)> + '_ {
+        let first = self.ends.partition_point(|&e| e <= range.start);
+        (first..self.ends.len())
+            .map(move |k| self.piece(k))
+            .take_while(move |(units, _)| units.start < range.end)
+            .map(move |(units, run)| (units.start.max(range.start)..units.end.min(range.end), run))
+    }
+
     /// Sets the run and bounds of piece `k` (its entries were written anew or refreshed).
     pub fn set(&mut self, k: usize, run: u32, bounds: (u64, u64)) {
         self.runs[k] = run;
