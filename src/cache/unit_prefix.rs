@@ -222,6 +222,10 @@ struct Parts<'a> {
 fn stamp(entries: &mut Entries, pieces: &Pieces, hashes: &[u64], from: usize, t: u64) {
     let to = from + hashes.len();
     for (units, run) in pieces.spans(from..to) {
+        // A piece holding every entry of its run is stamped in one step.
+        if entries.stamp_run(run, units.len(), t) {
+            continue;
+        }
         let mut near = Near::of(Some(run));
         for i in units {
             entries.stamp(hashes[i - from], i, &mut near, t);

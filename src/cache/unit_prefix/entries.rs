@@ -16,6 +16,9 @@ struct Run {
     gen: u32,
     /// (`visible_at`, `last_used`) the last rewrite of the whole run gave its entries.
     reset: (u64, u64),
+    /// A use stamped on every entry of the run at once since its last rewrite (0: none): an
+    /// entry's last use is at least this.
+    floor: u64,
     /// Entries that belong to the run (its slots still alive).
     members: u32,
     /// Unit (counted from token 0) of the run's first slot.
@@ -116,7 +119,7 @@ fn vals(run: &Run, id: u32, e: &Entry) -> Vals {
     Vals {
         visible_at,
         written_at: run.written_at,
-        last_used,
+        last_used: last_used.max(run.floor),
         run: id,
     }
 }
@@ -207,6 +210,7 @@ impl Entries {
                     written_at: at,
                     gen: 0,
                     reset: (at, at),
+                    floor: 0,
                     members: 0,
                     start: i,
                     slots: Vec::new(),
@@ -330,5 +334,18 @@ impl Entries {
         run.written_at = r;
         run.gen = run.gen.wrapping_add(1);
         run.reset = (r, r);
+        run.floor = 0;
+    }
+
+    /// Stamps use `t` on every entry of run `run` when its entries are the `units` given
+    /// (one step); returns false, stamping nothing, when the run has other entries.
+    pub fn stamp_run(&mut self, run: u32, units: usize, t: u64) -> bool {
+        work::add(1);
+        let r = &mut self.runs[run as usize];
+        if r.members as usize != units {
+            return false;
+        }
+        r.floor = r.floor.max(t);
+        true
     }
 }
