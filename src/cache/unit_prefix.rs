@@ -34,7 +34,7 @@ use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
 use crate::util::duration_str;
 use entries::{Entries, Group, Near, Stored, Vals};
-use pieces::{join, Pieces, NO_BOUNDS};
+use pieces::{join, push_unit, units_of, Pieces, Span, NO_BOUNDS};
 
 /// Parameters of a unit-prefix cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -544,7 +544,7 @@ impl Parts<'_> {
         &mut self,
         st: &mut StreamState,
         now: u64,
-    ) -> (usize, Option<bool>, Vec<UnitBounds>, usize) {
+    ) -> (usize, Option<bool>, Vec<Span>, usize) {
         let len = st.auto.blocks().len();
         let fresh = self.fresh_path(st, now, len);
         let (live, stopped) = self.live_in_path(st, now, fresh);
@@ -559,7 +559,7 @@ impl Parts<'_> {
                 }
                 match self.live_at(st, live, now, &mut near) {
                     (true, Some(e)) => {
-                        tail.push(((e.written_at, e.visible_at), e.run));
+                        push_unit(&mut tail, (e.written_at, e.visible_at), e.run);
                         live += 1;
                     }
                     (_, e) => break e.map(|e| e.visible_at > now),
@@ -609,13 +609,13 @@ impl Parts<'_> {
     /// Touches `[0, len)` of `st`'s units at `now`, making them part of its path (the touches
     /// it already holds stay counted: stamped where the new touch does not cover them, kept
     /// on the units past `len`); `tail` holds the bounds and runs of the units from `from` on
-    /// (at most the path's length) up to `len`.
+    /// (at most the path's length) up to `len`, in spans.
     fn retouch(
         &mut self,
         st: &mut StreamState,
         len: usize,
         now: u64,
-        tail: Vec<UnitBounds>,
+        tail: Vec<Span>,
         from: usize,
     ) {
         if now < st.touched_at() {
@@ -632,8 +632,7 @@ impl Parts<'_> {
         debug_assert!(from <= st.path || len <= st.path);
         if len > st.path {
             let skip = st.path - from;
-            st.pieces
-                .extend(tail.into_iter().skip(skip).take(len - st.path));
+            st.pieces.extend(units_of(tail, skip, len - st.path));
         }
         st.touch_prefix(len, now);
         debug_assert_eq!(st.pieces.units(), st.path);
@@ -730,9 +729,11 @@ impl Parts<'_> {
         let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
         let mut group = None;
         let mut near = path_near(st, fresh);
-        let tail: Vec<UnitBounds> = (fresh..len)
-            .map(|i| self.write_one(st, (i, at(i), now), &mut group, &mut near))
-            .collect();
+        let mut tail = Vec::new();
+        for i in fresh..len {
+            let (b, run) = self.write_one(st, (i, at(i), now), &mut group, &mut near);
+            push_unit(&mut tail, b, run);
+        }
         if lazy {
             self.retouch(st, len, now, tail, fresh);
         }
