@@ -16,8 +16,12 @@
 //! them in pieces of one run (`unit_prefix/pieces.rs`) with the touches of its hits and stores
 //! (see `StreamState`), and a run that aged out of `max_age` whole is written anew as one.
 
+#[cfg(test)]
+mod differential;
 mod entries;
 mod pieces;
+#[cfg(test)]
+mod reference;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -29,8 +33,8 @@ use super::cursor::{automatic_stop, same_name, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
 use crate::util::duration_str;
-use entries::{Entries, Group, Stored, Vals};
-use pieces::{join, Pieces, NO_BOUNDS};
+use entries::{Entries, Group, Near, Stored, Vals};
+use pieces::{join, push_unit, units_of, Pieces, Span, NO_BOUNDS};
 
 /// Parameters of a unit-prefix cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -162,7 +166,8 @@ impl StreamState {
     fn cut(&mut self, entries: &mut Entries, len: usize) {
         if len < self.path {
             for (range, t) in self.touched_spans(len) {
-                stamp(entries, &self.auto.blocks()[range], t);
+                let hashes = &self.auto.blocks()[range.clone()];
+                stamp(entries, &self.pieces, hashes, range.start, t);
             }
             self.truncate_touches(len);
             self.pieces.truncate(len);
@@ -212,10 +217,19 @@ struct Parts<'a> {
     entries: &'a mut Entries,
 }
 
-/// Stamps touch `t` on the entries `hashes`.
-fn stamp(entries: &mut Entries, hashes: &[u64], t: u64) {
-    for &h in hashes {
-        entries.stamp(h, t);
+/// Stamps touch `t` on the entries `hashes`, units `from..` of a path whose pieces are
+/// `pieces` (which say the run of each).
+fn stamp(entries: &mut Entries, pieces: &Pieces, hashes: &[u64], from: usize, t: u64) {
+    let to = from + hashes.len();
+    for (units, run) in pieces.spans(from..to) {
+        // A piece holding every entry of its run is stamped in one step.
+        if entries.stamp_run(run, units.len(), t) {
+            continue;
+        }
+        let mut near = Near::of(Some(run));
+        for i in units {
+            entries.stamp(hashes[i - from], i, &mut near, t);
+        }
     }
 }
 
@@ -249,6 +263,18 @@ impl Parts<'_> {
                 o.cut(self.entries, p);
             }
         }
+    }
+}
+
+/// Where to look first for unit `p` of `st`'s cursor: the run of the path's piece holding it,
+/// or holding the unit before it.
+fn path_near(st: &StreamState, p: usize) -> Near {
+    if p < st.path {
+        Near::of(st.pieces.run_of(p))
+    } else if p > 0 && p == st.path {
+        Near::of(st.pieces.run_of(p - 1))
+    } else {
+        Near::NONE
     }
 }
 
@@ -365,11 +391,8 @@ impl UnitPrefixCache {
         if st.path > kept {
             if let Some(state) = self.models.get_mut(&st.model) {
                 for (range, t) in st.touched_spans(kept) {
-                    stamp(
-                        &mut state.entries,
-                        &dropped[range.start - kept..range.end - kept],
-                        t,
-                    );
+                    let hashes = &dropped[range.start - kept..range.end - kept];
+                    stamp(&mut state.entries, &st.pieces, hashes, range.start, t);
                 }
             }
             st.truncate_touches(kept);
@@ -493,10 +516,17 @@ impl CacheModel for UnitPrefixCache {
 type UnitBounds = ((u64, u64), u32);
 
 impl Parts<'_> {
-    /// Whether unit `p` of `st` is cached and live at `now`, and its entry.
-    fn live_at(&self, st: &StreamState, p: usize, now: u64) -> (bool, Option<Vals>) {
+    /// Whether unit `p` of `st` is cached and live at `now`, and its entry; `near` says where
+    /// to look first and is updated for the unit after.
+    fn live_at(
+        &mut self,
+        st: &StreamState,
+        p: usize,
+        now: u64,
+        near: &mut Near,
+    ) -> (bool, Option<Vals>) {
         let h = st.auto.blocks()[p];
-        match self.entries.get(h) {
+        match self.entries.get(h, p, near) {
             Some(e) => (
                 e.visible_at <= now && self.unexpired(st, &e, p, h, now),
                 Some(e),
@@ -514,21 +544,22 @@ impl Parts<'_> {
         &mut self,
         st: &mut StreamState,
         now: u64,
-    ) -> (usize, Option<bool>, Vec<UnitBounds>, usize) {
+    ) -> (usize, Option<bool>, Vec<Span>, usize) {
         let len = st.auto.blocks().len();
         let fresh = self.fresh_path(st, now, len);
         let (live, stopped) = self.live_in_path(st, now, fresh);
         let mut live = live;
         let mut tail = Vec::new();
+        let mut near = path_near(st, live);
         let next = match stopped {
             Some(e) => e.map(|e| e.visible_at > now),
             None => loop {
                 if live >= len {
                     break None;
                 }
-                match self.live_at(st, live, now) {
+                match self.live_at(st, live, now, &mut near) {
                     (true, Some(e)) => {
-                        tail.push(((e.written_at, e.visible_at), e.run));
+                        push_unit(&mut tail, (e.written_at, e.visible_at), e.run);
                         live += 1;
                     }
                     (_, e) => break e.map(|e| e.visible_at > now),
@@ -546,7 +577,7 @@ impl Parts<'_> {
     /// at `now`, and `Some(entry)` when a unit before `fresh` is not (the entry at it, if any).
     /// A piece whose units are all found live gets their exact bounds.
     fn live_in_path(
-        &self,
+        &mut self,
         st: &mut StreamState,
         now: u64,
         fresh: usize,
@@ -560,8 +591,9 @@ impl Parts<'_> {
                 break;
             }
             let mut bounds = NO_BOUNDS;
+            let mut near = Near::of(Some(run));
             for i in units.start..units.end.min(fresh) {
-                match self.live_at(st, i, now) {
+                match self.live_at(st, i, now, &mut near) {
                     (true, Some(e)) => bounds = join(bounds, (e.written_at, e.visible_at)),
                     (_, e) => return (i, Some(e)),
                 }
@@ -577,19 +609,20 @@ impl Parts<'_> {
     /// Touches `[0, len)` of `st`'s units at `now`, making them part of its path (the touches
     /// it already holds stay counted: stamped where the new touch does not cover them, kept
     /// on the units past `len`); `tail` holds the bounds and runs of the units from `from` on
-    /// (at most the path's length) up to `len`.
+    /// (at most the path's length) up to `len`, in spans.
     fn retouch(
         &mut self,
         st: &mut StreamState,
         len: usize,
         now: u64,
-        tail: Vec<UnitBounds>,
+        tail: Vec<Span>,
         from: usize,
     ) {
         if now < st.touched_at() {
             // A clock behind the path's touches: they are stamped, and the path restarts.
             for (range, t) in st.touched_spans(0) {
-                stamp(self.entries, &st.auto.blocks()[range], t);
+                let hashes = &st.auto.blocks()[range.clone()];
+                stamp(self.entries, &st.pieces, hashes, range.start, t);
             }
             let keep = st.path.min(len);
             st.touches.clear();
@@ -599,8 +632,7 @@ impl Parts<'_> {
         debug_assert!(from <= st.path || len <= st.path);
         if len > st.path {
             let skip = st.path - from;
-            st.pieces
-                .extend(tail.into_iter().skip(skip).take(len - st.path));
+            st.pieces.extend(units_of(tail, skip, len - st.path));
         }
         st.touch_prefix(len, now);
         debug_assert_eq!(st.pieces.units(), st.path);
@@ -608,14 +640,14 @@ impl Parts<'_> {
 
     /// Stores unit `i` of `st` (hash `h`), readable from `r`, at `now`: an unexpired entry is
     /// refreshed (readable from the earlier time, used now), an expired or missing one written
-    /// anew (joining `group`). Returns the entry's bounds and run.
+    /// anew (joining `group`). Returns the entry's bounds and run; `near` as for
+    /// [`Entries::store`].
     fn write_one(
         &mut self,
         st: &StreamState,
-        i: usize,
-        r: u64,
-        now: u64,
+        (i, r, now): (usize, u64, u64),
         group: &mut Option<Group>,
+        near: &mut Near,
     ) -> UnitBounds {
         let h = st.auto.blocks()[i];
         let (config, streams) = (self.config, &*self.streams);
@@ -623,6 +655,7 @@ impl Parts<'_> {
             (h, i),
             (r, now),
             group,
+            near,
             |e| unexpired(config, streams, st, e, i, h, now),
             // Expired and on no other path: written anew in place (no second probe).
             || !holds_elsewhere(streams, st, i, h),
@@ -632,7 +665,7 @@ impl Parts<'_> {
             Stored::Refreshed(e) => ((e.written_at, e.visible_at), e.run),
             Stored::Expired => {
                 self.cut_others(st, i, h);
-                ((r, r), self.entries.replace((h, i), r, group))
+                ((r, r), self.entries.replace((h, i), r, group, near))
             }
         }
     }
@@ -655,8 +688,9 @@ impl Parts<'_> {
         }
         let mut group = None;
         let (mut bounds, mut runs) = (NO_BOUNDS, None);
+        let mut near = Near::of(Some(run));
         for i in units {
-            let (b, run) = self.write_one(st, i, r, now, &mut group);
+            let (b, run) = self.write_one(st, (i, r, now), &mut group, &mut near);
             bounds = join(bounds, b);
             debug_assert!(
                 runs.is_none_or(|k| k == run),
@@ -694,9 +728,12 @@ impl Parts<'_> {
         }
         let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
         let mut group = None;
-        let tail: Vec<UnitBounds> = (fresh..len)
-            .map(|i| self.write_one(st, i, at(i), now, &mut group))
-            .collect();
+        let mut near = path_near(st, fresh);
+        let mut tail = Vec::new();
+        for i in fresh..len {
+            let (b, run) = self.write_one(st, (i, at(i), now), &mut group, &mut near);
+            push_unit(&mut tail, b, run);
+        }
         if lazy {
             self.retouch(st, len, now, tail, fresh);
         }

@@ -4,12 +4,10 @@
 //! that rewriting a whole run that aged out of `max_age` is one change to the run, not one per
 //! unit.
 
-use std::collections::hash_map::Entry as Slot;
-
 use crate::cache::common::{work, HashKeyed};
 
 /// The entries written anew together.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Run {
     /// When the run's entries were (last) written anew: `max_age` counts from here.
     written_at: u64,
@@ -18,17 +16,26 @@ struct Run {
     gen: u32,
     /// (`visible_at`, `last_used`) the last rewrite of the whole run gave its entries.
     reset: (u64, u64),
-    /// Entries that belong to the run.
+    /// A use stamped on every entry of the run at once since its last rewrite (0: none): an
+    /// entry's last use is at least this.
+    floor: u64,
+    /// Entries that belong to the run (its slots still alive).
     members: u32,
+    /// Unit (counted from token 0) of the run's first slot.
+    start: usize,
+    /// The run's units in order, from `start` (emptied once none is alive).
+    slots: Vec<Entry>,
 }
 
-/// One unit's entry as stored: its run and its own values.
+/// One unit's entry as stored in its run's slots: its hash and its own values.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    /// Index of the entry's run.
-    run: u32,
+    /// Chained hash of the units from token 0 up to and including this one.
+    hash: u64,
     /// The run's `gen` when the values below were set (older: the run's `reset` holds them).
     gen: u32,
+    /// False once the entry was written anew into another run (the slot is then empty).
+    alive: bool,
     /// When the entry becomes readable (its build is done).
     visible_at: u64,
     /// Last use stamped on the entry itself; the touches of the stream paths holding it count
@@ -36,6 +43,33 @@ struct Entry {
     last_used: u64,
 }
 
+/// Runs that may hold a unit, tried before the index: the run of the unit before it (where it
+/// was and where a store put it) or of the path piece holding it; or the knowledge that the
+/// unit before it had no entry (then neither has this one: entries are never removed, and a
+/// unit's entry is written with every unit before it).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Near {
+    /// Candidate runs (`u32::MAX`: none).
+    runs: [u32; 2],
+    /// The unit before had no entry.
+    vacant: bool,
+}
+
+impl Near {
+    /// No candidate: the index is asked.
+    pub const NONE: Near = Near {
+        runs: [u32::MAX; 2],
+        vacant: false,
+    };
+
+    /// One candidate run (none when `run` is `None`).
+    pub fn of(run: Option<u32>) -> Near {
+        Near {
+            runs: [run.unwrap_or(u32::MAX), u32::MAX],
+            vacant: false,
+        }
+    }
+}
 /// An entry's values as the cache's rules read them.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Vals {
@@ -61,18 +95,22 @@ pub(super) struct Group {
     next: usize,
 }
 
-/// Entries by unit hash, and their runs.
+/// Entries in runs, found from a run near them or by the index.
 #[derive(Debug, Default)]
 pub(super) struct Entries {
-    /// Entries by chained hash of the units from token 0 up to and including theirs.
-    units: HashKeyed<u64, Entry>,
+    /// The run holding each entry that cannot be found from the entry before it in the same
+    /// run (the first of its run, or its predecessor's slot emptied); may hold stale runs,
+    /// checked on use.
+    index: HashKeyed<u64, u32>,
     /// Runs by index.
     runs: Vec<Run>,
+    /// Slots after an emptied one (run, offset): indexed before the index is next read, when
+    /// still alive (most are emptied in turn by the same store).
+    pending: Vec<(u32, usize)>,
 }
 
-/// The values of `e`, whose run is in `runs`.
-fn vals(runs: &[Run], e: &Entry) -> Vals {
-    let run = &runs[e.run as usize];
+/// The values of slot `e` of `run`.
+fn vals(run: &Run, id: u32, e: &Entry) -> Vals {
     let (visible_at, last_used) = if e.gen == run.gen {
         (e.visible_at, e.last_used)
     } else {
@@ -81,42 +119,8 @@ fn vals(runs: &[Run], e: &Entry) -> Vals {
     Vals {
         visible_at,
         written_at: run.written_at,
-        last_used,
-        run: e.run,
-    }
-}
-
-/// The run new entries of unit `i`, written at `at`, join: `group`'s if they continue it,
-/// else a new one (which becomes `group`). Counts the member.
-fn join_group(runs: &mut Vec<Run>, group: &mut Option<Group>, i: usize, at: u64) -> u32 {
-    let run = match *group {
-        Some(g) if g.at == at && g.next == i => g.run,
-        _ => {
-            runs.push(Run {
-                written_at: at,
-                gen: 0,
-                reset: (at, at),
-                members: 0,
-            });
-            (runs.len() - 1) as u32
-        }
-    };
-    *group = Some(Group {
-        run,
-        at,
-        next: i + 1,
-    });
-    runs[run as usize].members += 1;
-    run
-}
-
-/// A new entry of `run`, readable and used at `at`.
-fn anew(runs: &[Run], run: u32, at: u64) -> Entry {
-    Entry {
-        run,
-        gen: runs[run as usize].gen,
-        visible_at: at,
-        last_used: at,
+        last_used: last_used.max(run.floor),
+        run: id,
     }
 }
 
@@ -131,73 +135,188 @@ pub(super) enum Stored {
 }
 
 impl Entries {
-    /// The entry of unit hash `h`.
-    pub fn get(&self, h: u64) -> Option<Vals> {
-        self.units.get(&h).map(|e| vals(&self.runs, e))
+    /// Whether slot `i` (a unit) of run `id` holds `h`, alive: its offset.
+    fn holds(&self, id: u32, h: u64, i: usize) -> Option<usize> {
+        let run = self.runs.get(id as usize)?;
+        let k = i.checked_sub(run.start)?;
+        let e = run.slots.get(k)?;
+        (e.alive && e.hash == h).then_some(k)
     }
 
-    /// Stamps use `t` on the entry of `h`, if any.
-    pub fn stamp(&mut self, h: u64, t: u64) {
-        if let Some(e) = self.units.get_mut(&h) {
-            let v = vals(&self.runs, e);
-            *e = Entry {
-                run: e.run,
-                gen: self.runs[e.run as usize].gen,
-                visible_at: v.visible_at,
-                last_used: v.last_used.max(t),
-            };
+    /// Indexes the slots waiting for it that are alive with their predecessor gone.
+    fn settle(&mut self) {
+        for (id, k) in std::mem::take(&mut self.pending) {
+            let slots = &self.runs[id as usize].slots;
+            if slots.get(k).is_some_and(|e| e.alive) && (k == 0 || !slots[k - 1].alive) {
+                self.index.insert(slots[k].hash, id);
+            }
+        }
+    }
+
+    /// Where the entry of unit `i` (hash `h`) is, trying the runs `near` gives first.
+    fn find(&mut self, h: u64, i: usize, near: Near) -> Option<(u32, usize)> {
+        if near.vacant {
+            return None;
+        }
+        for id in near.runs {
+            if let Some(k) = self.holds(id, h, i) {
+                return Some((id, k));
+            }
+        }
+        if !self.pending.is_empty() {
+            self.settle();
+        }
+        let id = *self.index.get(&h)?;
+        self.holds(id, h, i).map(|k| (id, k))
+    }
+
+    /// The entry of unit `i` (hash `h`), and `near` for the unit after it.
+    pub fn get(&mut self, h: u64, i: usize, near: &mut Near) -> Option<Vals> {
+        match self.find(h, i, *near) {
+            Some((id, k)) => {
+                *near = Near::of(Some(id));
+                let run = &self.runs[id as usize];
+                Some(vals(run, id, &run.slots[k]))
+            }
+            None => {
+                near.vacant = true;
+                None
+            }
+        }
+    }
+
+    /// Stamps use `t` on the entry of unit `i` (hash `h`), if any; `near` as for
+    /// [`Entries::get`].
+    pub fn stamp(&mut self, h: u64, i: usize, near: &mut Near, t: u64) {
+        if let Some((id, k)) = self.find(h, i, *near) {
+            *near = Near::of(Some(id));
+            let run = &mut self.runs[id as usize];
+            let v = vals(run, id, &run.slots[k]);
+            let gen = run.gen;
+            let e = &mut run.slots[k];
+            e.gen = gen;
+            e.visible_at = v.visible_at;
+            e.last_used = v.last_used.max(t);
+        }
+    }
+
+    /// The run new entries of unit `i`, written at `at`, join: `group`'s if they continue it,
+    /// else a new one (which becomes `group`); the entry of hash `h` is appended to it.
+    fn join_group(&mut self, group: &mut Option<Group>, (h, i): (u64, usize), at: u64) -> u32 {
+        let id = match *group {
+            Some(g) if g.at == at && g.next == i => g.run,
+            _ => {
+                self.runs.push(Run {
+                    written_at: at,
+                    gen: 0,
+                    reset: (at, at),
+                    floor: 0,
+                    members: 0,
+                    start: i,
+                    slots: Vec::new(),
+                });
+                let id = (self.runs.len() - 1) as u32;
+                self.index.insert(h, id);
+                id
+            }
+        };
+        *group = Some(Group {
+            run: id,
+            at,
+            next: i + 1,
+        });
+        let run = &mut self.runs[id as usize];
+        run.members += 1;
+        run.slots.push(Entry {
+            hash: h,
+            gen: run.gen,
+            alive: true,
+            visible_at: at,
+            last_used: at,
+        });
+        id
+    }
+
+    /// Empties slot `k` of run `id` (its entry is written anew elsewhere).
+    fn kill(&mut self, id: u32, k: usize) {
+        let run = &mut self.runs[id as usize];
+        run.slots[k].alive = false;
+        run.members -= 1;
+        if run.members == 0 {
+            run.slots = Vec::new();
+        } else if k + 1 < run.slots.len() {
+            self.pending.push((id, k + 1));
         }
     }
 
     /// Stores unit `i` (hash `h`), readable from `r`, at `now`: a missing entry is written
     /// (joining `group`); an existing one for which `unexpired` holds is refreshed (readable
     /// from the earlier time, used now); an expired one is written anew in place (joining
-    /// `group`) when `in_place` says so, else left for [`Entries::replace`].
+    /// `group`) when `in_place` says so, else left for [`Entries::replace`]. `near` as for
+    /// [`Entries::get`], updated for the unit after.
     pub fn store(
         &mut self,
         (h, i): (u64, usize),
         (r, now): (u64, u64),
         group: &mut Option<Group>,
+        near: &mut Near,
         unexpired: impl FnOnce(&Vals) -> bool,
         in_place: impl FnOnce() -> bool,
     ) -> Stored {
-        // One probe for a missing or an unexpired entry (or an expired one written in place).
-        match self.units.entry(h) {
-            Slot::Vacant(v) => {
-                let run = join_group(&mut self.runs, group, i, r);
-                v.insert(anew(&self.runs, run, r));
-                Stored::Written(run)
-            }
-            Slot::Occupied(mut o) => {
-                let e = o.get_mut();
-                let v = vals(&self.runs, e);
-                if unexpired(&v) {
-                    e.gen = self.runs[e.run as usize].gen;
-                    e.visible_at = v.visible_at.min(r);
-                    e.last_used = v.last_used.max(now);
-                    return Stored::Refreshed(Vals {
-                        visible_at: e.visible_at,
-                        last_used: e.last_used,
-                        ..v
-                    });
-                }
-                if !in_place() {
-                    return Stored::Expired;
-                }
-                self.runs[e.run as usize].members -= 1;
-                let run = join_group(&mut self.runs, group, i, r);
-                *e = anew(&self.runs, run, r);
-                Stored::Written(run)
-            }
+        let Some((id, k)) = self.find(h, i, *near) else {
+            let run = self.join_group(group, (h, i), r);
+            *near = Near {
+                runs: [run, u32::MAX],
+                vacant: true,
+            };
+            return Stored::Written(run);
+        };
+        let run = &mut self.runs[id as usize];
+        let v = vals(run, id, &run.slots[k]);
+        if unexpired(&v) {
+            let gen = run.gen;
+            let e = &mut run.slots[k];
+            e.gen = gen;
+            e.visible_at = v.visible_at.min(r);
+            e.last_used = v.last_used.max(now);
+            *near = Near::of(Some(id));
+            return Stored::Refreshed(Vals {
+                visible_at: e.visible_at,
+                last_used: e.last_used,
+                ..v
+            });
         }
+        *near = Near::of(Some(id));
+        if !in_place() {
+            return Stored::Expired;
+        }
+        self.kill(id, k);
+        let run = self.join_group(group, (h, i), r);
+        *near = Near {
+            runs: [run, id],
+            vacant: false,
+        };
+        Stored::Written(run)
     }
 
-    /// Writes unit `i` (hash `h`) anew, readable from `r`, joining `group`.
-    pub fn replace(&mut self, (h, i): (u64, usize), r: u64, group: &mut Option<Group>) -> u32 {
-        let run = join_group(&mut self.runs, group, i, r);
-        if let Some(old) = self.units.insert(h, anew(&self.runs, run, r)) {
-            self.runs[old.run as usize].members -= 1;
+    /// Writes unit `i` (hash `h`) anew, readable from `r`, joining `group`; `near` as for
+    /// [`Entries::store`].
+    pub fn replace(
+        &mut self,
+        (h, i): (u64, usize),
+        r: u64,
+        group: &mut Option<Group>,
+        near: &mut Near,
+    ) -> u32 {
+        let old = self.find(h, i, *near);
+        if let Some((id, k)) = old {
+            self.kill(id, k);
         }
+        let run = self.join_group(group, (h, i), r);
+        *near = Near {
+            runs: [run, old.map_or(u32::MAX, |(id, _)| id)],
+            vacant: old.is_none(),
+        };
         run
     }
 
@@ -215,5 +334,18 @@ impl Entries {
         run.written_at = r;
         run.gen = run.gen.wrapping_add(1);
         run.reset = (r, r);
+        run.floor = 0;
+    }
+
+    /// Stamps use `t` on every entry of run `run` when its entries are the `units` given
+    /// (one step); returns false, stamping nothing, when the run has other entries.
+    pub fn stamp_run(&mut self, run: u32, units: usize, t: u64) -> bool {
+        work::add(1);
+        let r = &mut self.runs[run as usize];
+        if r.members as usize != units {
+            return false;
+        }
+        r.floor = r.floor.max(t);
+        true
     }
 }

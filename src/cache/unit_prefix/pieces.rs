@@ -126,6 +126,29 @@ impl PathBounds {
     }
 }
 
+/// `n` consecutive units whose entries have the same bounds and run: `(n, bounds, run)`.
+pub(super) type Span = (usize, (u64, u64), u32);
+
+/// Appends a unit with entry bounds `b` and run `run` to `spans`.
+pub(super) fn push_unit(spans: &mut Vec<Span>, b: (u64, u64), run: u32) {
+    match spans.last_mut() {
+        Some((n, lb, lr)) if *lb == b && *lr == run => *n += 1,
+        _ => spans.push((1, b, run)),
+    }
+}
+
+/// The units of `spans` past the first `skip`, at most `take` of them.
+pub(super) fn units_of(spans: Vec<Span>, skip: usize, take: usize) -> impl Iterator<Item = Span> {
+    let (mut skip, mut take) = (skip, take);
+    spans.into_iter().filter_map(move |(n, b, run)| {
+        let drop = skip.min(n);
+        skip -= drop;
+        let keep = (n - drop).min(take);
+        take -= keep;
+        (keep > 0).then_some((keep, b, run))
+    })
+}
+
 /// The pieces of a stream's path.
 #[derive(Debug, Default)]
 pub(super) struct Pieces {
@@ -147,6 +170,24 @@ impl Pieces {
     pub fn piece(&self, k: usize) -> (std::ops::Range<usize>, u32) {
         let start = if k == 0 { 0 } else { self.ends[k - 1] };
         (start..self.ends[k], self.runs[k])
+    }
+
+    /// The run of the piece holding unit `i`, if the path holds it.
+    pub fn run_of(&self, i: usize) -> Option<u32> {
+        let k = self.ends.partition_point(|&e| e <= i);
+        self.runs.get(k).copied()
+    }
+
+    /// The pieces over units `range` (within the path), cut to it, with their runs.
+    pub fn spans(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, u32)> + '_ {
+        let first = self.ends.partition_point(|&e| e <= range.start);
+        (first..self.ends.len())
+            .map(move |k| self.piece(k))
+            .take_while(move |(units, _)| units.start < range.end)
+            .map(move |(units, run)| (units.start.max(range.start)..units.end.min(range.end), run))
     }
 
     /// Sets the run and bounds of piece `k` (its entries were written anew or refreshed).
@@ -180,15 +221,16 @@ impl Pieces {
         }
     }
 
-    /// Appends units, each given as (its entry's bounds, its run): consecutive units of one
-    /// run make one piece, which continues the last piece when that is of the same run.
-    pub fn extend(&mut self, units: impl Iterator<Item = ((u64, u64), u32)>) {
+    /// Appends units, given as spans of `n` consecutive units with the same entry bounds and
+    /// run, `(n, bounds, run)`: consecutive units of one run make one piece, which continues
+    /// the last piece when that is of the same run.
+    pub fn extend(&mut self, spans: impl Iterator<Item = Span>) {
         let old = self.ends.len();
         let mut pos = self.units();
         let mut onto_last: Option<(u64, u64)> = None;
         let mut new: Vec<(u64, u64)> = Vec::new();
-        for (b, run) in units {
-            pos += 1;
+        for (n, b, run) in spans {
+            pos += n;
             if self.runs.last() == Some(&run) {
                 *self.ends.last_mut().expect("a piece") = pos;
                 match new.last_mut() {
@@ -214,6 +256,28 @@ impl Pieces {
 mod tests {
     use super::*;
 
+    /// Units given one by one, as spans of one.
+    fn ones(units: &[((u64, u64), u32)]) -> impl Iterator<Item = Span> + '_ {
+        units.iter().map(|&(b, run)| (1, b, run))
+    }
+
+    #[test]
+    fn spans_are_cut_to_the_units_asked_for() {
+        let mut spans = Vec::new();
+        for (b, run) in [
+            ((1, 1), 1),
+            ((1, 1), 1),
+            ((1, 2), 1),
+            ((1, 2), 1),
+            ((3, 3), 2),
+        ] {
+            push_unit(&mut spans, b, run);
+        }
+        assert_eq!(spans, vec![(2, (1, 1), 1), (2, (1, 2), 1), (1, (3, 3), 2)]);
+        let cut: Vec<Span> = units_of(spans, 1, 3).collect();
+        assert_eq!(cut, vec![(1, (1, 1), 1), (2, (1, 2), 1)]);
+    }
+
     fn units(p: &Pieces) -> Vec<(std::ops::Range<usize>, u32)> {
         (0..p.ends.len()).map(|k| p.piece(k)).collect()
     }
@@ -221,9 +285,9 @@ mod tests {
     #[test]
     fn units_of_one_run_make_one_piece_and_continue_the_last() {
         let mut p = Pieces::default();
-        p.extend([((5, 5), 1), ((5, 6), 1), ((7, 7), 2)].into_iter());
+        p.extend(ones(&[((5, 5), 1), ((5, 6), 1), ((7, 7), 2)]));
         assert_eq!(units(&p), vec![(0..2, 1), (2..3, 2)]);
-        p.extend([((7, 9), 2), ((3, 3), 4)].into_iter());
+        p.extend(ones(&[((7, 9), 2), ((3, 3), 4)]));
         assert_eq!(units(&p), vec![(0..2, 1), (2..4, 2), (4..5, 4)]);
         assert_eq!(p.units(), 5);
         // The continued piece's bounds joined the new unit's: it needs a look for units
@@ -236,16 +300,13 @@ mod tests {
     #[test]
     fn truncating_ends_the_piece_that_holds_the_last_unit_kept() {
         let mut p = Pieces::default();
-        p.extend(
-            [
-                ((1, 1), 1),
-                ((1, 1), 1),
-                ((2, 2), 2),
-                ((2, 2), 2),
-                ((3, 3), 3),
-            ]
-            .into_iter(),
-        );
+        p.extend(ones(&[
+            ((1, 1), 1),
+            ((1, 1), 1),
+            ((2, 2), 2),
+            ((2, 2), 2),
+            ((3, 3), 3),
+        ]));
         p.truncate(3);
         assert_eq!(units(&p), vec![(0..2, 1), (2..3, 2)]);
         assert_eq!(p.first_from(0, &|(_, v)| v >= 3), None);

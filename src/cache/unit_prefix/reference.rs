@@ -1,0 +1,630 @@
+//! The unit-prefix cache as it was before entries were kept per run (main 5e5fe56), kept for
+//! tests only: the differential test (`differential.rs`) feeds both the same requests.
+
+mod entries;
+mod pieces;
+
+use std::collections::{HashMap, VecDeque};
+
+use super::UnitPrefixConfig;
+use crate::cache::common::{work, SeenPrefixes};
+use crate::cache::cursor::{automatic_stop, same_name, AutoStream, ByName, Streams};
+use crate::cache::{BreakReason, CacheModel, CacheOutcome, PriceTable};
+use crate::prompt::Request;
+use entries::{Entries, Group, Stored, Vals};
+use pieces::{join, Pieces, NO_BOUNDS};
+
+#[derive(Debug, Default)]
+struct ModelState {
+    /// Entries by chained hash of the units from token 0 up to and including theirs, in runs.
+    entries: Entries,
+    /// What was stored and seen, to explain breaks.
+    seen: SeenPrefixes,
+}
+
+/// A stream's cursor and its path: the leading `path` units of the cursor's block hashes are
+/// entries of model `model` that this stream last touched (hit or stored), at the times its
+/// `touches` give. Instead of stamping every unit of the path on every request, the touch is kept here and
+/// counts into the last use of each entry the path holds (the later of the entry's own stamp
+/// and the touches of the paths holding it); the stream stamps the entries its path lets go,
+/// and a store that writes an expired entry anew cuts every other path holding it first.
+#[derive(Debug, Default)]
+struct StreamState {
+    /// The stream's previous segments, their hashes and unit hashes.
+    auto: AutoStream,
+    /// Model the path's entries belong to.
+    model: String,
+    /// Units of the path.
+    path: usize,
+    /// Touches of the path, front to back: `(end, at)` says the units from the previous end
+    /// (0 for the first) up to `end` were last touched by this stream at `at`. Ends increase
+    /// to `path`, times do not increase: a touch covers a prefix and is the latest (a hit that
+    /// stops short of the path touches its leading units only, and the rest keep their
+    /// older touch instead of being stamped and cut off, which cost the length of the path).
+    touches: VecDeque<(usize, u64)>,
+    /// The path's units in pieces of one run each, with their write time and readability bound.
+    pieces: Pieces,
+}
+
+impl StreamState {
+    /// Latest touch of the path (0 when it is empty).
+    fn touched_at(&self) -> u64 {
+        self.touches.front().map_or(0, |&(_, t)| t)
+    }
+
+    /// The touch of unit `p` of the path (`p < path`).
+    fn touch_at(&self, p: usize) -> u64 {
+        for &(end, t) in &self.touches {
+            work::add(1);
+            if p < end {
+                return t;
+            }
+        }
+        0
+    }
+
+    /// The leading units of the path whose touch is within `idle` of `now`.
+    fn fresh_len(&self, now: u64, idle: u64) -> usize {
+        let mut fresh = 0;
+        for &(end, t) in &self.touches {
+            work::add(1);
+            if now.saturating_sub(t) > idle {
+                break;
+            }
+            fresh = end;
+        }
+        fresh
+    }
+
+    /// The path's touches as (units, time) over `from..self.path`.
+    fn touched_spans(&self, from: usize) -> Vec<(std::ops::Range<usize>, u64)> {
+        let mut start = 0;
+        let mut out = Vec::new();
+        for &(end, t) in &self.touches {
+            if end > from {
+                out.push((start.max(from)..end, t));
+            }
+            start = end;
+        }
+        out
+    }
+
+    /// Shortens the path to `len` units, stamping its touches on the entries it lets go.
+    fn cut(&mut self, entries: &mut Entries, len: usize) {
+        if len < self.path {
+            for (range, t) in self.touched_spans(len) {
+                stamp(entries, &self.auto.blocks()[range], t);
+            }
+            self.truncate_touches(len);
+            self.pieces.truncate(len);
+        }
+    }
+
+    /// Ends the path at `len` units (at most its length) without stamping anything.
+    fn truncate_touches(&mut self, len: usize) {
+        while let Some(&(_, _)) = self.touches.back() {
+            let start = if self.touches.len() > 1 {
+                self.touches[self.touches.len() - 2].0
+            } else {
+                0
+            };
+            if start >= len {
+                self.touches.pop_back();
+            } else {
+                break;
+            }
+        }
+        if let Some(last) = self.touches.back_mut() {
+            last.0 = last.0.min(len);
+        }
+        self.path = self.path.min(len);
+    }
+
+    /// Touches the leading `len` units at `now`, the latest touch (the units past them keep
+    /// theirs).
+    fn touch_prefix(&mut self, len: usize, now: u64) {
+        while self.touches.front().is_some_and(|&(end, _)| end <= len) {
+            self.touches.pop_front();
+        }
+        if len > 0 {
+            self.touches.push_front((len, now));
+        }
+        self.path = self.path.max(len);
+    }
+}
+
+/// The cache's stream states and one model's entries, borrowed apart from each other.
+struct Parts<'a> {
+    /// The cache's parameters.
+    config: &'a UnitPrefixConfig,
+    /// Every stream's state (cursor and touched path).
+    streams: &'a mut Streams<StreamState>,
+    /// One model's entries, by chained unit hash.
+    entries: &'a mut Entries,
+}
+
+/// Stamps touch `t` on the entries `hashes`.
+fn stamp(entries: &mut Entries, hashes: &[u64], t: u64) {
+    for &h in hashes {
+        entries.stamp(h, t);
+    }
+}
+
+impl Parts<'_> {
+    fn idle(&self) -> u64 {
+        self.config.idle_ttl.as_millis() as u64
+    }
+
+    fn max_age(&self) -> u64 {
+        self.config.max_age.as_millis() as u64
+    }
+
+    /// Whether entry `e` (unit `p` of `st`, hash `h`) has neither idled out nor aged out at
+    /// `now`.
+    fn unexpired(&self, st: &StreamState, e: &Vals, p: usize, h: u64, now: u64) -> bool {
+        unexpired(self.config, self.streams, st, e, p, h, now)
+    }
+
+    /// How far into `st`'s path the entries are known not to have idled out at `now` without
+    /// looking at them: the leading units whose touch is recent.
+    fn fresh_path(&self, st: &StreamState, now: u64, len: usize) -> usize {
+        st.fresh_len(now, self.idle()).min(len)
+    }
+
+    /// Before entry `h`, unit `p` of `st`'s model, is written anew: every other path holding
+    /// it ends before it.
+    fn cut_others(&mut self, st: &StreamState, p: usize, h: u64) {
+        for o in self.streams.values_mut() {
+            work::add(1);
+            if holds(o, st, p, h) {
+                o.cut(self.entries, p);
+            }
+        }
+    }
+}
+
+/// Whether stream `o`'s path holds entry `h`, unit `p` of `st`'s model.
+fn holds(o: &StreamState, st: &StreamState, p: usize, h: u64) -> bool {
+    o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h
+}
+
+/// Whether a path other than `st`'s (taken out of `streams`) holds entry `h`, its unit `p`:
+/// what [`Parts::cut_others`] would cut.
+fn holds_elsewhere(streams: &Streams<StreamState>, st: &StreamState, p: usize, h: u64) -> bool {
+    streams.values().any(|o| {
+        work::add(1);
+        holds(o, st, p, h)
+    })
+}
+
+/// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
+/// touches of every path holding it.
+fn last_used(streams: &Streams<StreamState>, st: &StreamState, e: &Vals, p: usize, h: u64) -> u64 {
+    let mut t = e.last_used;
+    let mut take = |o: &StreamState| {
+        work::add(1);
+        if o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == h {
+            t = t.max(o.touch_at(p));
+        }
+    };
+    take(st);
+    for o in streams.values() {
+        take(o);
+    }
+    t
+}
+
+/// Whether entry `e` (unit `p` of `st`, hash `h`) has neither idled out nor aged out at `now`
+/// under `config`.
+fn unexpired(
+    config: &UnitPrefixConfig,
+    streams: &Streams<StreamState>,
+    st: &StreamState,
+    e: &Vals,
+    p: usize,
+    h: u64,
+    now: u64,
+) -> bool {
+    let idle = config.idle_ttl.as_millis() as u64;
+    now.saturating_sub(e.written_at) <= config.max_age.as_millis() as u64
+        && (now.saturating_sub(e.last_used) <= idle
+            || now.saturating_sub(last_used(streams, st, e, p, h)) <= idle)
+}
+
+/// An automatic cache of whole token units from token 0, writes free.
+#[derive(Debug)]
+pub struct UnitPrefixCache {
+    /// Name as `--cache` gives it (`gemini`, `deepseek`).
+    name: String,
+    /// The cache's parameters.
+    config: UnitPrefixConfig,
+    /// The price table's minimum cacheable prompt per model.
+    min_by_model: HashMap<String, u64>,
+    /// Entries and explanation records per model.
+    models: ByName<ModelState>,
+    /// Per-stream cursors and paths.
+    streams: Streams<StreamState>,
+}
+
+impl UnitPrefixCache {
+    /// A cache called `name` (as `--cache` gives it) with these parameters; per-model minimums
+    /// come from `prices`.
+    pub fn new(name: &str, config: UnitPrefixConfig, prices: &PriceTable) -> Self {
+        let min_by_model = prices
+            .names()
+            .filter_map(|n| prices.get(n).map(|p| (n.to_string(), p.min_cacheable)))
+            .collect();
+        UnitPrefixCache {
+            name: name.to_string(),
+            config,
+            min_by_model,
+            models: ByName::default(),
+            streams: Streams::default(),
+        }
+    }
+
+    /// The smallest prompt that is cached at all (at least one unit).
+    fn min_tokens(&self, model: &str) -> u64 {
+        self.config
+            .min_tokens
+            .or_else(|| self.min_by_model.get(model).copied())
+            .unwrap_or(0)
+            .max(self.config.unit.max(1))
+    }
+
+    /// Takes the state of `req`'s stream out and moves it to `req`, stamping the entries its
+    /// path lets go.
+    fn take_stream(&mut self, req: &Request) -> (StreamState, crate::cache::cursor::Advance) {
+        let unit = self.config.unit.max(1) as usize;
+        let mut st = std::mem::take(self.streams.stream(&req.stream));
+        if !same_name(&st.model, &req.model) {
+            if let Some(state) = self.models.get_mut(&st.model) {
+                st.cut(&mut state.entries, 0);
+            }
+            st.truncate_touches(0);
+            st.pieces.truncate(0);
+            st.model = req.model.clone();
+        }
+        let mut dropped = Vec::new();
+        let adv = st.auto.advance_dropping(req, unit, &mut dropped);
+        let kept = st.auto.blocks().len();
+        if st.path > kept {
+            if let Some(state) = self.models.get_mut(&st.model) {
+                for (range, t) in st.touched_spans(kept) {
+                    stamp(
+                        &mut state.entries,
+                        &dropped[range.start - kept..range.end - kept],
+                        t,
+                    );
+                }
+            }
+            st.truncate_touches(kept);
+            st.pieces.truncate(kept);
+        }
+        (st, adv)
+    }
+
+    /// The parts of the cache for `model`, whose state must exist.
+    fn parts(&mut self, model: &str) -> (Parts<'_>, &mut SeenPrefixes) {
+        let state = self.models.get_mut(model).expect("model state exists");
+        (
+            Parts {
+                config: &self.config,
+                streams: &mut self.streams,
+                entries: &mut state.entries,
+            },
+            &mut state.seen,
+        )
+    }
+}
+
+impl CacheModel for UnitPrefixCache {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Neither DeepSeek nor Gemini's implicit cache charges for writes.
+    fn charges_writes(&self) -> bool {
+        false
+    }
+
+    fn lookup(&mut self, req: &Request) -> CacheOutcome {
+        let now = req.sent_at_ms;
+        let unit = self.config.unit.max(1);
+        let min = self.min_tokens(&req.model);
+        let others = self.models.any_other(&req.model);
+        let (mut st, adv) = self.take_stream(req);
+        let prompt = st.auto.cursor.total();
+        let mut outcome = CacheOutcome {
+            prompt_tokens: prompt,
+            ..CacheOutcome::default()
+        };
+        if !self.models.contains(&req.model) {
+            let outcome = st.auto.first_for_model(req, min, unit, others);
+            *self.streams.stream(&req.stream) = st;
+            return outcome;
+        }
+        st.auto.block_hashes(unit as usize);
+        let (mut parts, seen_records) = self.parts(&req.model);
+        let (live_units, in_flight, tail, tail_from) = parts.live_prefix(&mut st, now);
+        let live = live_units as u64 * unit;
+        let cached = if live >= min { live } else { 0 };
+        if cached > 0 {
+            // A hit refreshes the units it read: they join the path, touched now.
+            parts.retouch(&mut st, live_units, now, tail, tail_from);
+        }
+        outcome.cached_tokens = cached;
+        if prompt >= min {
+            outcome.write_5m_tokens = (prompt / unit * unit).saturating_sub(cached);
+        }
+        outcome.uncached_input_tokens = prompt - cached - outcome.write_5m_tokens;
+        let seen = seen_records.matches_from(&st.auto.cursor, now, &mut st.auto.seen);
+        let below_min = cached == 0 && (prompt < min || live > 0);
+        let raw = live_units + usize::from(in_flight.is_some());
+        outcome.stop = automatic_stop(
+            &st.auto.cursor,
+            cached,
+            live,
+            raw as u64 * unit,
+            in_flight == Some(true),
+            below_min,
+            seen,
+            unit,
+            BreakReason::TtlExpired,
+            st.auto.cursor.departure_stop(adv.departure),
+        );
+        *self.streams.stream(&req.stream) = st;
+        outcome
+    }
+
+    fn store(&mut self, req: &Request, _outcome: &CacheOutcome, visible_at: u64, completed: u64) {
+        let now = req.sent_at_ms;
+        let unit = self.config.unit.max(1);
+        let min = self.min_tokens(&req.model);
+        let build = self.config.build_delay.as_millis() as u64;
+        self.models
+            .get_or_insert_with(&req.model, ModelState::default);
+        let (mut st, _) = self.take_stream(req);
+        let n = req.segments.len();
+        let (mut parts, seen_records) = self.parts(&req.model);
+        seen_records.record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
+        let prompt = st.auto.cursor.total();
+        if prompt >= min {
+            let ready = (
+                visible_at.saturating_add(build),
+                completed.saturating_add(build),
+            );
+            // Generated tokens follow the prompt in the cache: reasoning first, then the
+            // visible reply. The next prompt repeats the reply but not the reasoning, so after
+            // reasoning nothing past the prompt can match: only a reasoning-free reply extends
+            // the entry.
+            let visible: u64 = req.reply.iter().map(|s| s.len() as u64).sum();
+            if parts.config.cache_reply && req.output_tokens <= visible {
+                st.auto.cursor.extend(&req.reply);
+            }
+            st.auto.block_hashes(unit as usize);
+            parts.write(&mut st, (prompt / unit) as usize, ready, now);
+            let all = st.auto.cursor.len();
+            let hashes = st.auto.cursor.hashes();
+            seen_records.record_continued_from(hashes, all, &mut st.auto.seen);
+            seen_records.record_stored_from(hashes, (0, n), ready.0, &mut st.auto.seen);
+            seen_records.record_stored_from(hashes, (n, all), ready.1, &mut st.auto.seen);
+        }
+        *self.streams.stream(&req.stream) = st;
+    }
+}
+
+/// A unit's entry bounds, (`written_at`, `visible_at`), and its run: what a path's pieces are
+/// built from.
+type UnitBounds = ((u64, u64), u32);
+
+impl Parts<'_> {
+    /// Whether unit `p` of `st` is cached and live at `now`, and its entry.
+    fn live_at(&self, st: &StreamState, p: usize, now: u64) -> (bool, Option<Vals>) {
+        let h = st.auto.blocks()[p];
+        match self.entries.get(h) {
+            Some(e) => (
+                e.visible_at <= now && self.unexpired(st, &e, p, h, now),
+                Some(e),
+            ),
+            None => (false, None),
+        }
+    }
+
+    /// The leading units of `st`'s cursor that are live at `now`; whether the unit after them
+    /// is cached but still being built (`Some(true)`), cached and expired (`Some(false)`) or
+    /// absent (`None`); and the bounds and runs of the live units past the stream's path.
+    /// Within the path (while its touch is recent) only the pieces whose bounds say they may
+    /// have aged out or not be readable are looked at; past it, every unit.
+    fn live_prefix(
+        &mut self,
+        st: &mut StreamState,
+        now: u64,
+    ) -> (usize, Option<bool>, Vec<UnitBounds>, usize) {
+        let len = st.auto.blocks().len();
+        let fresh = self.fresh_path(st, now, len);
+        let (live, stopped) = self.live_in_path(st, now, fresh);
+        let mut live = live;
+        let mut tail = Vec::new();
+        let next = match stopped {
+            Some(e) => e.map(|e| e.visible_at > now),
+            None => loop {
+                if live >= len {
+                    break None;
+                }
+                match self.live_at(st, live, now) {
+                    (true, Some(e)) => {
+                        tail.push(((e.written_at, e.visible_at), e.run));
+                        live += 1;
+                    }
+                    (_, e) => break e.map(|e| e.visible_at > now),
+                }
+            },
+        };
+        if fresh == 0 {
+            // The path's bounds were not used: the live units' bounds are all in `tail`.
+            st.cut(self.entries, 0);
+        }
+        (live, next, tail, fresh)
+    }
+
+    /// The leading units of `st`'s path, up to `fresh` (whose touch is recent), that are live
+    /// at `now`, and `Some(entry)` when a unit before `fresh` is not (the entry at it, if any).
+    /// A piece whose units are all found live gets their exact bounds.
+    fn live_in_path(
+        &self,
+        st: &mut StreamState,
+        now: u64,
+        fresh: usize,
+    ) -> (usize, Option<Option<Vals>>) {
+        let max_age = self.max_age();
+        let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > now;
+        let mut k = 0;
+        while let Some(q) = st.pieces.first_from(k, &look) {
+            let (units, run) = st.pieces.piece(q);
+            if units.start >= fresh {
+                break;
+            }
+            let mut bounds = NO_BOUNDS;
+            for i in units.start..units.end.min(fresh) {
+                match self.live_at(st, i, now) {
+                    (true, Some(e)) => bounds = join(bounds, (e.written_at, e.visible_at)),
+                    (_, e) => return (i, Some(e)),
+                }
+            }
+            if units.end <= fresh {
+                st.pieces.set(q, run, bounds);
+            }
+            k = q + 1;
+        }
+        (fresh, None)
+    }
+
+    /// Touches `[0, len)` of `st`'s units at `now`, making them part of its path (the touches
+    /// it already holds stay counted: stamped where the new touch does not cover them, kept
+    /// on the units past `len`); `tail` holds the bounds and runs of the units from `from` on
+    /// (at most the path's length) up to `len`.
+    fn retouch(
+        &mut self,
+        st: &mut StreamState,
+        len: usize,
+        now: u64,
+        tail: Vec<UnitBounds>,
+        from: usize,
+    ) {
+        if now < st.touched_at() {
+            // A clock behind the path's touches: they are stamped, and the path restarts.
+            for (range, t) in st.touched_spans(0) {
+                stamp(self.entries, &st.auto.blocks()[range], t);
+            }
+            let keep = st.path.min(len);
+            st.touches.clear();
+            st.path = keep;
+            st.pieces.truncate(keep);
+        }
+        debug_assert!(from <= st.path || len <= st.path);
+        if len > st.path {
+            let skip = st.path - from;
+            st.pieces
+                .extend(tail.into_iter().skip(skip).take(len - st.path));
+        }
+        st.touch_prefix(len, now);
+        debug_assert_eq!(st.pieces.units(), st.path);
+    }
+
+    /// Stores unit `i` of `st` (hash `h`), readable from `r`, at `now`: an unexpired entry is
+    /// refreshed (readable from the earlier time, used now), an expired or missing one written
+    /// anew (joining `group`). Returns the entry's bounds and run.
+    fn write_one(
+        &mut self,
+        st: &StreamState,
+        i: usize,
+        r: u64,
+        now: u64,
+        group: &mut Option<Group>,
+    ) -> UnitBounds {
+        let h = st.auto.blocks()[i];
+        let (config, streams) = (self.config, &*self.streams);
+        let stored = self.entries.store(
+            (h, i),
+            (r, now),
+            group,
+            |e| unexpired(config, streams, st, e, i, h, now),
+            // Expired and on no other path: written anew in place (no second probe).
+            || !holds_elsewhere(streams, st, i, h),
+        );
+        match stored {
+            Stored::Written(run) => ((r, r), run),
+            Stored::Refreshed(e) => ((e.written_at, e.visible_at), e.run),
+            Stored::Expired => {
+                self.cut_others(st, i, h);
+                ((r, r), self.entries.replace((h, i), r, group))
+            }
+        }
+    }
+
+    /// Stores piece `q` of `st`'s path, readable from `r`, at `now`: a piece that aged out and
+    /// holds its whole run is written anew as one (after cutting the other paths that hold
+    /// it, which all hold its first unit); any other, unit by unit (its units all aged out, so
+    /// all written anew into one new run, or none did, so all refreshed).
+    fn write_piece(&mut self, st: &mut StreamState, q: usize, r: u64, now: u64) {
+        let (units, run) = st.pieces.piece(q);
+        let (written, whole) = self.entries.run_written(run, units.len());
+        if now.saturating_sub(written) > self.max_age() && whole {
+            let h = st.auto.blocks()[units.start];
+            if holds_elsewhere(self.streams, st, units.start, h) {
+                self.cut_others(st, units.start, h);
+            }
+            self.entries.rewrite_run(run, r);
+            st.pieces.set(q, run, (r, r));
+            return;
+        }
+        let mut group = None;
+        let (mut bounds, mut runs) = (NO_BOUNDS, None);
+        for i in units {
+            let (b, run) = self.write_one(st, i, r, now, &mut group);
+            bounds = join(bounds, b);
+            debug_assert!(
+                runs.is_none_or(|k| k == run),
+                "a piece's units stay in one run"
+            );
+            runs = Some(run);
+        }
+        st.pieces
+            .set(q, runs.expect("pieces are not empty"), bounds);
+    }
+
+    /// Stores the units of `st`'s cursor (the first `prompt_units` readable from `ready.0`, the
+    /// rest from `ready.1`) at `now`. Within the stream's path (while its touch is recent) only
+    /// the pieces whose bounds say they may have aged out or be readable later than `ready.0`
+    /// are looked at: the others' refresh is the path's new touch.
+    fn write(&mut self, st: &mut StreamState, prompt_units: usize, ready: (u64, u64), now: u64) {
+        let len = st.auto.blocks().len();
+        // A touch at `now` may stand for the entries' own stamps when it is the stream's
+        // latest and written entries are not stamped later than `now` would say (they are
+        // stamped `ready`); otherwise every entry is stamped itself.
+        let lazy = ready.0 >= now && ready.1 >= now && now >= st.touched_at();
+        if !lazy {
+            st.cut(self.entries, 0);
+        }
+        let fresh = self.fresh_path(st, now, len);
+        // The path past `fresh` is touched anew below: its old touches are stamped first.
+        st.cut(self.entries, fresh);
+        debug_assert!(fresh <= prompt_units && st.pieces.units() == fresh);
+        let max_age = self.max_age();
+        let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > ready.0;
+        let mut k = 0;
+        while let Some(q) = st.pieces.first_from(k, &look) {
+            self.write_piece(st, q, ready.0, now);
+            k = q + 1;
+        }
+        let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
+        let mut group = None;
+        let tail: Vec<UnitBounds> = (fresh..len)
+            .map(|i| self.write_one(st, i, at(i), now, &mut group))
+            .collect();
+        if lazy {
+            self.retouch(st, len, now, tail, fresh);
+        }
+    }
+}
