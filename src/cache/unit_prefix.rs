@@ -34,7 +34,7 @@ use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
 use crate::util::duration_str;
 use entries::{Entries, Group, Near, Stored, Vals};
-use pieces::{join, push_unit, units_of, Pieces, Span, NO_BOUNDS};
+use pieces::{join, push_unit, push_units, units_of, Pieces, Span, NO_BOUNDS};
 
 /// Parameters of a unit-prefix cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -670,6 +670,33 @@ impl Parts<'_> {
         }
     }
 
+    /// Writes anew in one pass the units from `i` (before `end`, past `st`'s path) whose
+    /// entries are expired, consecutive in one run and on no other path, readable from `r`:
+    /// what [`Parts::write_one`] does to each. Returns how many (0: none) and their new run.
+    fn rewrite_stretch(
+        &mut self,
+        st: &StreamState,
+        (i, end): (usize, usize),
+        r: u64,
+        now: u64,
+        (group, near): (&mut Option<Group>, &mut Near),
+    ) -> (usize, u32) {
+        debug_assert!(i >= st.path);
+        let (idle, max_age) = (self.idle(), self.max_age());
+        let hashes = &st.auto.blocks()[i..end];
+        let streams = &*self.streams;
+        // With no path holding unit `i`, none holds the units after it (hashes are chained):
+        // the entries' own last use is their last use.
+        self.entries.rewrite_stretch(
+            (i, hashes),
+            r,
+            group,
+            near,
+            |w, used| now.saturating_sub(w) > max_age || now.saturating_sub(used) > idle,
+            || !holds_elsewhere(streams, st, i, hashes[0]),
+        )
+    }
+
     /// Stores piece `q` of `st`'s path, readable from `r`, at `now`: a piece that aged out and
     /// holds its whole run is written anew as one (after cutting the other paths that hold
     /// it, which all hold its first unit); any other, unit by unit (its units all aged out, so
@@ -730,9 +757,18 @@ impl Parts<'_> {
         let mut group = None;
         let mut near = path_near(st, fresh);
         let mut tail = Vec::new();
-        for i in fresh..len {
+        let mut i = fresh;
+        while i < len {
+            let end = if i < prompt_units { prompt_units } else { len };
+            let (m, run) = self.rewrite_stretch(st, (i, end), at(i), now, (&mut group, &mut near));
+            if m > 0 {
+                push_units(&mut tail, m, (at(i), at(i)), run);
+                i += m;
+                continue;
+            }
             let (b, run) = self.write_one(st, (i, at(i), now), &mut group, &mut near);
             push_unit(&mut tail, b, run);
+            i += 1;
         }
         if lazy {
             self.retouch(st, len, now, tail, fresh);

@@ -320,6 +320,72 @@ impl Entries {
         run
     }
 
+    /// Writes anew, in one pass, the stretch of units from `i` (hashes `hashes`, the cursor's
+    /// from unit `i` on) whose entries sit alive in consecutive slots of one run and are
+    /// expired at `now` by their own values (`expired` says so from written time and last
+    /// use), readable from `r`, joining `group`: what [`Entries::store`] then
+    /// [`Entries::replace`] do unit by unit when no path holds them (`free` says so, asked
+    /// last). Returns how many units
+    /// it wrote (0: the entry at `i` is missing or unexpired) and the new run; `near` as for
+    /// [`Entries::store`].
+    pub fn rewrite_stretch(
+        &mut self,
+        (i, hashes): (usize, &[u64]),
+        r: u64,
+        group: &mut Option<Group>,
+        near: &mut Near,
+        expired: impl Fn(u64, u64) -> bool,
+        free: impl FnOnce() -> bool,
+    ) -> (usize, u32) {
+        let Some((id, k)) = self.find(hashes[0], i, *near) else {
+            return (0, u32::MAX);
+        };
+        work::add(1);
+        let run = &self.runs[id as usize];
+        let mut m = 0;
+        while let (Some(e), Some(&h)) = (run.slots.get(k + m), hashes.get(m)) {
+            let v = vals(run, id, e);
+            if !e.alive || e.hash != h || !expired(v.written_at, v.last_used) {
+                break;
+            }
+            m += 1;
+        }
+        if m == 0 || !free() {
+            return (0, u32::MAX);
+        }
+        let new = self.join_group(group, (hashes[0], i), r);
+        let run = &mut self.runs[new as usize];
+        let gen = run.gen;
+        run.members += (m - 1) as u32;
+        run.slots.extend(hashes[1..m].iter().map(|&hash| Entry {
+            hash,
+            gen,
+            alive: true,
+            visible_at: r,
+            last_used: r,
+        }));
+        *group = Some(Group {
+            run: new,
+            at: r,
+            next: i + m,
+        });
+        let old = &mut self.runs[id as usize];
+        for e in &mut old.slots[k..k + m] {
+            e.alive = false;
+        }
+        old.members -= m as u32;
+        if old.members == 0 {
+            old.slots = Vec::new();
+        } else if k + m < old.slots.len() {
+            self.pending.push((id, k + m));
+        }
+        *near = Near {
+            runs: [new, id],
+            vacant: false,
+        };
+        (m, new)
+    }
+
     /// When run `run`'s entries were written anew, and whether they are all of it: the run's
     /// entry count is `units`.
     pub fn run_written(&self, run: u32, units: usize) -> (u64, bool) {

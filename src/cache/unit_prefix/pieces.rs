@@ -137,6 +137,14 @@ pub(super) fn push_unit(spans: &mut Vec<Span>, b: (u64, u64), run: u32) {
     }
 }
 
+/// Appends `n` units of bounds `b` and run `run` to `spans`.
+pub(super) fn push_units(spans: &mut Vec<Span>, n: usize, b: (u64, u64), run: u32) {
+    match spans.last_mut() {
+        Some((k, lb, lr)) if *lb == b && *lr == run => *k += n,
+        _ => spans.push((n, b, run)),
+    }
+}
+
 /// The units of `spans` past the first `skip`, at most `take` of them.
 pub(super) fn units_of(spans: Vec<Span>, skip: usize, take: usize) -> impl Iterator<Item = Span> {
     let (mut skip, mut take) = (skip, take);
