@@ -758,15 +758,22 @@ impl Parts<'_> {
         let mut near = path_near(st, fresh);
         let mut tail = Vec::new();
         let mut i = fresh;
+        // A stretch is tried first, except right after a refreshed unit (most of whose
+        // successors are refreshed too: the lookup would be made twice).
+        let mut stretch = true;
         while i < len {
-            let end = if i < prompt_units { prompt_units } else { len };
-            let (m, run) = self.rewrite_stretch(st, (i, end), at(i), now, (&mut group, &mut near));
-            if m > 0 {
-                push_units(&mut tail, m, (at(i), at(i)), run);
-                i += m;
-                continue;
+            if stretch {
+                let end = if i < prompt_units { prompt_units } else { len };
+                let (m, run) =
+                    self.rewrite_stretch(st, (i, end), at(i), now, (&mut group, &mut near));
+                if m > 0 {
+                    push_units(&mut tail, m, (at(i), at(i)), run);
+                    i += m;
+                    continue;
+                }
             }
             let (b, run) = self.write_one(st, (i, at(i), now), &mut group, &mut near);
+            stretch = b == (at(i), at(i)) && group.is_some_and(|g| g.run() == run);
             push_unit(&mut tail, b, run);
             i += 1;
         }

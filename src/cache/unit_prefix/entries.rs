@@ -95,6 +95,13 @@ pub(super) struct Group {
     next: usize,
 }
 
+impl Group {
+    /// The run being filled.
+    pub fn run(&self) -> u32 {
+        self.run
+    }
+}
+
 /// Entries in runs, found from a run near them or by the index.
 #[derive(Debug, Default)]
 pub(super) struct Entries {
