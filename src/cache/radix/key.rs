@@ -1,24 +1,26 @@
 //! An edge's tokens borrowed from the segments they came from, and a request's tokens read in
 //! place from its cursor.
 //!
-//! A new edge's key is a list of runs of the request's segments (each run holds its segment's
-//! shared token slice), not a copy of the tokens: storing a request copies no token. Comparing
-//! a key with a request reads both in place, and a run that is the very same stretch of the
-//! very same token slice as the request's (same address) is equal without reading its tokens:
-//! the key holds that slice alive, so its address cannot have been reused.
+//! A new edge's key is a list of runs of the request's segments (each run holds its segment),
+//! not a copy of the tokens: storing a request copies no token. Comparing a key with a request
+//! reads both in place, and a run that is the very same stretch of the very same token slice as
+//! the request's (same address) is equal without reading its tokens: the key holds that
+//! segment alive, so the address cannot have been reused.
 
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::super::cursor::Cursor;
-use crate::prompt::TokenId;
+use crate::prompt::{Segment, TokenId};
 
 /// A run of one segment's tokens.
 #[derive(Debug, Clone)]
 struct Piece {
-    /// The segment's token slice (shared with the segment, kept alive by the key).
-    tokens: Arc<[TokenId]>,
+    /// The segment (shared with the requests that carry it, kept alive by the key; its
+    /// reference count sits beside the fields the cursor just read, where a count on its token
+    /// slice was a cache miss per run).
+    seg: Arc<Segment>,
     /// Index of the run's first token in `tokens`.
     lo: u32,
     /// Index after the run's last token in `tokens`.
@@ -28,7 +30,7 @@ struct Piece {
 impl Piece {
     /// The run's tokens.
     fn slice(&self) -> &[TokenId] {
-        &self.tokens[self.lo as usize..self.hi as usize]
+        &self.seg.tokens[self.lo as usize..self.hi as usize]
     }
 }
 
@@ -117,7 +119,7 @@ impl Key {
             let cut = first.hi - (before - at) as u32;
             if cut > first.lo {
                 self.pieces.push(Piece {
-                    tokens: first.tokens.clone(),
+                    seg: first.seg.clone(),
                     lo: first.lo,
                     hi: cut,
                 });
@@ -269,7 +271,7 @@ impl<'a> Tail<'a> {
             if hi > lo {
                 key.len += hi - lo;
                 key.pieces.push(Piece {
-                    tokens: s.tokens.clone(),
+                    seg: s.clone(),
                     lo: lo as u32,
                     hi: hi as u32,
                 });
