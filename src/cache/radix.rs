@@ -35,12 +35,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64_with_seed;
+mod key;
+
+use key::{Key, Tail};
 
 use super::common::{self, work, HashKeyed, SeenPrefixes};
 use super::cursor::{automatic_stop, AutoStream, ByName, Cursor, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
-use crate::prompt::{Request, TokenId};
+use crate::prompt::Request;
 
 /// Parameters of the radix cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,9 +78,9 @@ impl super::Section for RadixConfig {
 
 #[derive(Debug, Clone)]
 struct Node {
-    /// The edge's token run (page aligned).
-    key: Vec<TokenId>,
-    /// Children by [`page_key`] of their key's first page.
+    /// The edge's token run (page aligned), borrowed from the segments it came from.
+    key: Key,
+    /// Children by [`key::page_key`] of their key's first page.
     children: Children,
     /// Parent node (the root is its own).
     parent: usize,
@@ -145,21 +147,8 @@ impl Children {
     }
 }
 
-/// The key of a page of tokens among a node's children: the tokens themselves for pages of
-/// one or two tokens (SGLang's default page is one token), else a chained xxh3 of them, which
-/// a lookup checks against the child's key.
-fn page_key(tokens: &[TokenId], page: usize) -> u64 {
-    match &tokens[..page.min(tokens.len())] {
-        [a] => u64::from(*a),
-        [a, b] => u64::from(*a) << 32 | u64::from(*b),
-        t => t
-            .iter()
-            .fold(0, |h, x| xxh3_64_with_seed(&x.to_le_bytes(), h)),
-    }
-}
-
 impl Node {
-    fn new(key: Vec<TokenId>, parent: &Node, start: usize, now: u64, visible_at: u64) -> Self {
+    fn new(key: Key, parent: &Node, start: usize, now: u64, visible_at: u64) -> Self {
         Node {
             key,
             children: Children::default(),
@@ -235,33 +224,6 @@ pub struct RadixCache {
     streams: Streams<StreamState>,
     /// Hands out the ids of reasoning tokens, unique across requests.
     reasoning: common::ReasoningIds,
-    /// Scratch buffer for a request's tokens past its resume point, one for every stream (a
-    /// buffer per stream held each stream's longest prompt for the whole run).
-    tail: Vec<TokenId>,
-}
-
-/// The cursor's tokens from `from` to `to`, appended to `v`, starting the walk at segment
-/// `i` (at or before the one holding `from`); returns the segment holding `to` (or the
-/// segment count), where a copy continuing from `to` may start.
-fn tokens(cursor: &Cursor, mut i: usize, from: usize, to: usize, v: &mut Vec<TokenId>) -> usize {
-    let (segs, ends) = (cursor.segments(), cursor.ends());
-    while i < segs.len() && ends[i] as usize <= from {
-        i += 1;
-    }
-    let before = v.len();
-    let mut at = from;
-    while at < to && i < segs.len() {
-        let start = cursor.start(i) as usize;
-        let s = &segs[i].tokens;
-        let hi = (to - start).min(s.len());
-        v.extend_from_slice(&s[at - start..hi]);
-        at = start + hi;
-        if hi == s.len() {
-            i += 1;
-        }
-    }
-    work::add((v.len() - before) as u64);
-    i
 }
 
 /// The index of the segment holding token `pos` of `cursor` (the segment count past the
@@ -279,79 +241,13 @@ fn segment_near_end(cursor: &Cursor, pos: usize) -> usize {
     ends.partition_point(|&e| e as usize <= pos)
 }
 
-/// The tokens of a sequence from `base` to `end` (a stretch of a cursor's tokens), copied into
-/// a buffer kept between requests only as far as a match reads them: a lookup that stops at
-/// the first new token copies none of the new ones.
-struct Tail<'a> {
-    /// Where the tokens come from.
-    cursor: &'a Cursor,
-    /// Position of the first token (in the cursor's tokens).
-    base: usize,
-    /// Position after the last token.
-    end: usize,
-    /// The tokens copied so far, from `base` on.
-    buf: &'a mut Vec<TokenId>,
-    /// The segment holding the first token not copied yet (found on first use).
-    next: Option<usize>,
-}
-
-impl<'a> Tail<'a> {
-    /// Tokens `base..end` of `cursor`, read into `buf` (cleared) on demand.
-    fn new(cursor: &'a Cursor, base: usize, end: usize, buf: &'a mut Vec<TokenId>) -> Self {
-        buf.clear();
-        Tail {
-            cursor,
-            base,
-            end: end.max(base),
-            buf,
-            next: None,
-        }
-    }
-
-    /// Position after the last token.
-    fn end(&self) -> usize {
-        self.end
-    }
-
-    /// Position of the first token not copied yet, and the segment holding it.
-    fn held(&mut self) -> (usize, usize) {
-        let have = self.base + self.buf.len();
-        let seg = *self
-            .next
-            .get_or_insert_with(|| segment_near_end(self.cursor, have));
-        (have, seg)
-    }
-
-    /// The tokens from `pos` (at least `base`) to `to` (clipped to the end).
-    fn get(&mut self, pos: usize, to: usize) -> &[TokenId] {
-        let to = to.min(self.end);
-        let (have, seg) = self.held();
-        if have < to {
-            // Read ahead a little: a match compares edge by edge.
-            let upto = (to + 64).min(self.end);
-            self.next = Some(tokens(self.cursor, seg, have, upto, self.buf));
-        }
-        &self.buf[pos - self.base..to.max(pos) - self.base]
-    }
-
-    /// The tokens from `pos` to the end as a new vector (a new edge's key), copied from the
-    /// buffer as far as it holds them and from the segments after that.
-    fn key_from(&mut self, pos: usize) -> Vec<TokenId> {
-        let mut key = Vec::with_capacity(self.end - pos);
-        let (have, seg) = self.held();
-        let held = have.min(self.end);
-        if pos < held {
-            key.extend_from_slice(&self.buf[pos - self.base..held - self.base]);
-        }
-        tokens(self.cursor, seg, pos.max(held), self.end, &mut key);
-        key
-    }
-}
-
 impl Tree {
+    /// Nodes a new tree has room for before its node vector grows.
+    const NODES: usize = 512;
+
     fn new() -> Self {
         let root = Node {
-            key: Vec::new(),
+            key: Key::default(),
             children: Children::default(),
             parent: 0,
             start: 0,
@@ -362,9 +258,13 @@ impl Tree {
             alive: true,
             listed: None,
         };
+        // Sized for a few hundred requests' nodes instead of growing from empty (each growth
+        // copied every node).
+        let mut nodes = Vec::with_capacity(Tree::NODES);
+        nodes.push(root);
         Tree {
-            nodes: vec![root],
-            leaves: BinaryHeap::new(),
+            nodes,
+            leaves: BinaryHeap::with_capacity(Tree::NODES / 2),
             listed: 0,
             seen: SeenPrefixes::default(),
         }
@@ -422,10 +322,10 @@ impl Tree {
         self.sync(id);
     }
 
-    /// The child of `node` whose key starts with the page `page`.
-    fn child(&self, node: usize, page: &[TokenId]) -> Option<usize> {
-        let &c = self.nodes[node].children.get(&page_key(page, page.len()))?;
-        (page.len() <= 2 || self.nodes[c].key.starts_with(page)).then_some(c)
+    /// The child of `node` whose key starts with the `page` tokens of `tail` from `pos`.
+    fn child(&self, node: usize, tail: &mut Tail, pos: usize, page: usize) -> Option<usize> {
+        let &c = self.nodes[node].children.get(&tail.page_key(pos, page))?;
+        (page <= 2 || tail.common(&self.nodes[c].key, 0, pos, pos + page) == page).then_some(c)
     }
 
     /// Splits node `id` after `at` tokens; returns the new upper node.
@@ -433,9 +333,7 @@ impl Tree {
         let parent = self.nodes[id].parent;
         let mut upper_key = std::mem::take(&mut self.nodes[id].key);
         let lower_key = upper_key.split_off(at);
-        // `split_off` leaves the upper part the whole allocation: give the lower part's back.
-        upper_key.shrink_to_fit();
-        let first = page_key(&upper_key, page);
+        let first = upper_key.page_key(page);
         let mut upper = Node::new(
             upper_key,
             &self.nodes[parent],
@@ -445,7 +343,7 @@ impl Tree {
         );
         upper.parent = parent;
         let upper_id = self.nodes.len();
-        upper.children.insert(page_key(&lower_key, page), id);
+        upper.children.insert(lower_key.page_key(page), id);
         self.nodes.push(upper);
         self.nodes[parent].children.insert(first, upper_id);
         self.nodes[id].key = lower_key;
@@ -490,12 +388,7 @@ impl Tree {
             let n = &self.nodes[u];
             let (start, klen) = (n.start, n.key.len());
             let off = base - start;
-            let rest = tail.get(base, start + klen);
-            let more = n.key[off..]
-                .iter()
-                .zip(rest)
-                .take_while(|(a, b)| a == b)
-                .count();
+            let more = tail.common(&n.key, off, base, start + klen);
             work::add(more as u64 + 1);
             let mut common = off + more;
             common -= common % page;
@@ -506,10 +399,10 @@ impl Tree {
             }
             pos = start + klen;
         }
-        let end = tail.end();
+        let end = tail.end;
         let mut blocked = false;
         while pos + page <= end {
-            let Some(child) = self.child(node, tail.get(pos, pos + page)) else {
+            let Some(child) = self.child(node, tail, pos, page) else {
                 break;
             };
             if now.is_some_and(|t| self.nodes[child].visible_at > t) {
@@ -518,13 +411,7 @@ impl Tree {
             }
             let ckey = &self.nodes[child].key;
             let klen = ckey.len();
-            let rest = tail.get(pos, pos + klen);
-            // Whole-edge comparison first (a memcmp), token by token only where it differs.
-            let mut common = if rest.len() >= klen && ckey[..] == rest[..klen] {
-                klen
-            } else {
-                ckey.iter().zip(rest).take_while(|(a, b)| a == b).count()
-            };
+            let mut common = tail.common(ckey, 0, pos, pos + klen);
             work::add(common as u64 + 1);
             common -= common % page;
             self.touch(child, tick);
@@ -555,15 +442,15 @@ impl Tree {
         visible_at: u64,
         tick: u64,
     ) -> (usize, usize) {
-        let len = tail.end() / page * page;
+        let len = tail.end / page * page;
         tail.end = len.max(tail.base);
         let (pos, node, _) = self.match_from(u, tail, page, None, tick);
         if pos >= len {
             return (node, 0);
         }
         let key = tail.key_from(pos);
-        work::add(key.len() as u64);
-        let first = page_key(&key, page);
+        work::add(key.runs() as u64 + 1);
+        let first = key.page_key(page);
         let id = self.nodes.len();
         let mut n = Node::new(key, &self.nodes[node], pos, tick, visible_at);
         n.parent = node;
@@ -586,7 +473,6 @@ impl RadixCache {
             tick: 0,
             streams: Streams::default(),
             reasoning: common::ReasoningIds::default(),
-            tail: Vec::new(),
         }
     }
 
@@ -622,11 +508,11 @@ impl RadixCache {
             };
             let tree = self.trees.at_mut(i);
             let parent = tree.nodes[id].parent;
-            let key = page_key(&tree.nodes[id].key, page);
+            let key = tree.nodes[id].key.page_key(page);
             tree.nodes[parent].children.remove(&key);
             tree.nodes[id].alive = false;
             self.total_tokens -= tree.nodes[id].key.len();
-            tree.nodes[id].key = Vec::new();
+            tree.nodes[id].key = Key::default();
             tree.sync(id);
             // Every touch that reached the leaf passed its parent.
             let p = &mut tree.nodes[parent];
@@ -670,7 +556,7 @@ impl CacheModel for RadixCache {
         if tree.nodes[u].path_vis > now {
             (u, base) = (0, 0);
         }
-        let mut tail = Tail::new(cursor, base, prompt as usize, &mut self.tail);
+        let mut tail = Tail::new(cursor, base, prompt as usize);
         let (matched, _, blocked) = tree.match_from(u, &mut tail, page, Some(now), self.tick);
         let cap = prompt.saturating_sub(1) as usize / page * page;
         let cached = matched.min(cap) as u64;
@@ -707,7 +593,7 @@ impl CacheModel for RadixCache {
         let prompt = st.auto.cursor.total() as usize;
         let (u, base) = tree.resume_point(st.node, st.on_path, page);
         let now = req.sent_at_ms;
-        let mut tail = Tail::new(&st.auto.cursor, base, prompt, &mut self.tail);
+        let mut tail = Tail::new(&st.auto.cursor, base, prompt);
         let (mid, added_prompt) = tree.insert_from(u, &mut tail, page, now, tick);
         st.auto.cursor.extend(&self.reasoning.generated(req));
         let mut full = st.auto.cursor.total() as usize;
@@ -715,7 +601,7 @@ impl CacheModel for RadixCache {
             full -= 1;
         }
         let from = tree.nodes[mid].end();
-        let mut tail = Tail::new(&st.auto.cursor, from, full, &mut self.tail);
+        let mut tail = Tail::new(&st.auto.cursor, from, full);
         let (last, added_reply) = tree.insert_from(mid, &mut tail, page, completed, tick);
         tree.nodes[last].pins += 1;
         tree.sync(last);
