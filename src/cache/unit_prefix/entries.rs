@@ -24,6 +24,12 @@ struct Run {
     ceil: u64,
     /// Entries that belong to the run (its slots still alive).
     members: u32,
+    /// The run last found holding the unit right after this run's last slot (`u32::MAX`:
+    /// none yet): tried before the index when a walk leaves the run at its end.
+    succ: u32,
+    /// Hashes of the run's first and last slots (their entries' keys; slots keep their hash
+    /// alive or not), so that a whole run is recognised without reading its slots.
+    ends: (u64, u64),
     /// Unit (counted from token 0) of the run's first slot.
     start: usize,
     /// The run's units in order, from `start` (emptied once none is alive).
@@ -164,6 +170,15 @@ impl Stretch {
     };
 }
 
+/// The hash of slot `k` of `run` (the last one's without reading the slots).
+fn last_hash(run: &Run, k: usize) -> u64 {
+    if k + 1 == run.slots.len() {
+        run.ends.1
+    } else {
+        run.slots[k].hash
+    }
+}
+
 /// What [`Entries::store`] found at a unit.
 pub(super) enum Stored {
     /// The entry was missing or written anew in place, now of this run.
@@ -179,6 +194,10 @@ impl Entries {
     fn holds(&self, id: u32, h: u64, i: usize) -> Option<usize> {
         let run = self.runs.get(id as usize)?;
         let k = i.checked_sub(run.start)?;
+        if k == 0 && run.members as usize == run.slots.len() {
+            // Every slot is alive (and there is one: `members` counts them).
+            return (run.members > 0 && run.ends.0 == h).then_some(0);
+        }
         let e = run.slots.get(k)?;
         (e.alive && e.hash == h).then_some(k)
     }
@@ -207,7 +226,26 @@ impl Entries {
             self.settle();
         }
         let id = *self.index.get(&h)?;
-        self.holds(id, h, i).map(|k| (id, k))
+        let k = self.holds(id, h, i)?;
+        if k == 0 {
+            // Remembered by the candidate run that ends right before it, if any.
+            for c in near.runs {
+                if let Some(run) = self.runs.get_mut(c as usize) {
+                    if run.start + run.slots.len() == i {
+                        run.succ = id;
+                    }
+                }
+            }
+        }
+        Some((id, k))
+    }
+
+    /// Where to look first for the unit right after run `id`'s last slot.
+    fn past(&self, id: u32) -> Near {
+        Near {
+            runs: [self.runs[id as usize].succ, id],
+            vacant: false,
+        }
     }
 
     /// The entry of unit `i` (hash `h`), and `near` for the unit after it.
@@ -244,9 +282,12 @@ impl Entries {
         // Hashes are chained: equal at the stretch's last unit, they are equal at every unit
         // before it.
         let same =
-            run.members as usize == run.slots.len() && run.slots[k + m - 1].hash == hashes[m - 1];
+            run.members as usize == run.slots.len() && last_hash(run, k + m - 1) == hashes[m - 1];
         let w = run.written_at;
         let known = same && all_live(w, run.floor.max(w));
+        if known && k + m == run.slots.len() {
+            *near = self.past(v.run);
+        }
         Some((v, if known { m } else { 0 }))
     }
 
@@ -279,6 +320,8 @@ impl Entries {
                     floor: 0,
                     ceil: at,
                     members: 0,
+                    succ: u32::MAX,
+                    ends: (h, h),
                     start: i,
                     slots: Vec::new(),
                 });
@@ -295,6 +338,7 @@ impl Entries {
         let run = &mut self.runs[id as usize];
         run.members += 1;
         run.ceil = run.ceil.max(at);
+        run.ends.1 = h;
         run.slots.push(Entry {
             hash: h,
             gen: run.gen,
@@ -425,7 +469,7 @@ impl Entries {
                 at: r,
                 next: i + n,
             });
-            *near = Near::of(Some(id));
+            *near = self.past(id);
             return Stretch {
                 units: n,
                 run: id,
@@ -438,7 +482,7 @@ impl Entries {
         if w <= r && (rules.fresh)(w, run.floor.max(w)) {
             run.floor = run.floor.max(now);
             run.ceil = run.ceil.max(now);
-            *near = Near::of(Some(id));
+            *near = self.past(id);
             return Stretch {
                 units: n,
                 run: id,
@@ -477,6 +521,7 @@ impl Entries {
         let gen = run.gen;
         run.members += (m - 1) as u32;
         run.ceil = run.ceil.max(r);
+        run.ends.1 = hashes[m - 1];
         run.slots.extend(hashes[1..m].iter().map(|&hash| Entry {
             hash,
             gen,
@@ -518,7 +563,7 @@ impl Entries {
         let whole = k == 0 && n > 0 && run.members as usize == n && n <= hashes.len();
         // Hashes are chained: equal at the run's last unit, they are equal at every unit
         // before it.
-        (whole && run.slots[n - 1].hash == hashes[n - 1]).then_some(n)
+        (whole && run.ends.1 == hashes[n - 1]).then_some(n)
     }
 
     /// Whether unit `i` is the last slot of run `run`.
