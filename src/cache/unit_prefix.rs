@@ -33,7 +33,7 @@ use super::cursor::{automatic_stop, same_name, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome, PriceTable};
 use crate::prompt::Request;
 use crate::util::duration_str;
-use entries::{Entries, Group, Near, Stored, Vals};
+use entries::{Entries, Group, Near, Rules, Stored, Stretch, Vals};
 use pieces::{join, push_unit, push_units, units_of, Pieces, Span, NO_BOUNDS};
 
 /// Parameters of a unit-prefix cache.
@@ -535,6 +535,35 @@ impl Parts<'_> {
         }
     }
 
+    /// The entry of unit `p` of `st`'s cursor, and how many units from `p` on are known live at
+    /// `now` at once, by their run's write time and least last use (0: unit `p` is still to
+    /// be judged, by [`Parts::unit_live`]); `near` as for [`Parts::live_at`].
+    fn live_from(
+        &mut self,
+        st: &StreamState,
+        p: usize,
+        now: u64,
+        near: &mut Near,
+    ) -> (Option<Vals>, usize) {
+        let (idle, max_age) = (self.idle(), self.max_age());
+        let hashes = &st.auto.blocks()[p..];
+        // Every entry is readable by its run's write time and last used no earlier; an entry
+        // unexpired by its own last use is unexpired whatever the paths holding it say.
+        let all_live = |w: u64, least: u64| {
+            w <= now && now.saturating_sub(w) <= max_age && now.saturating_sub(least) <= idle
+        };
+        match self.entries.get_stretch((p, hashes), near, all_live) {
+            Some((e, m)) => (Some(e), m),
+            None => (None, 0),
+        }
+    }
+
+    /// Whether entry `e`, unit `p` of `st`'s cursor, is live at `now`.
+    fn unit_live(&self, st: &StreamState, e: &Vals, p: usize, now: u64) -> bool {
+        let h = st.auto.blocks()[p];
+        e.visible_at <= now && self.unexpired(st, e, p, h, now)
+    }
+
     /// The leading units of `st`'s cursor that are live at `now`; whether the unit after them
     /// is cached but still being built (`Some(true)`), cached and expired (`Some(false)`) or
     /// absent (`None`); and the bounds and runs of the live units past the stream's path.
@@ -557,12 +586,17 @@ impl Parts<'_> {
                 if live >= len {
                     break None;
                 }
-                match self.live_at(st, live, now, &mut near) {
-                    (true, Some(e)) => {
+                match self.live_from(st, live, now, &mut near) {
+                    (Some(e), m) if m > 0 => {
+                        // Every entry is readable by its run's write time.
+                        push_units(&mut tail, m, (e.written_at, e.written_at), e.run);
+                        live += m;
+                    }
+                    (Some(e), _) if self.unit_live(st, &e, live, now) => {
                         push_unit(&mut tail, (e.written_at, e.visible_at), e.run);
                         live += 1;
                     }
-                    (_, e) => break e.map(|e| e.visible_at > now),
+                    (e, _) => break e.map(|e| e.visible_at > now),
                 }
             },
         };
@@ -670,31 +704,33 @@ impl Parts<'_> {
         }
     }
 
-    /// Writes anew in one pass the units from `i` (before `end`, past `st`'s path) whose
-    /// entries are expired, consecutive in one run and on no other path, readable from `r`:
-    /// what [`Parts::write_one`] does to each. Returns how many (0: none) and their new run.
-    fn rewrite_stretch(
+    /// Stores in one pass the units from `i` (before `end`, past `st`'s path) whose entries
+    /// sit in consecutive slots of one run, readable from `r`, at `now`: a whole run expired
+    /// or unexpired by its entries' own values, or the leading units expired by their own
+    /// values and on no other path; what [`Parts::write_one`] does to each (see
+    /// [`Entries::store_stretch`]). `units` 0: none.
+    fn store_stretch(
         &mut self,
         st: &StreamState,
         (i, end): (usize, usize),
-        r: u64,
-        now: u64,
+        (r, now): (u64, u64),
         (group, near): (&mut Option<Group>, &mut Near),
-    ) -> (usize, u32) {
+    ) -> Stretch {
         debug_assert!(i >= st.path);
         let (idle, max_age) = (self.idle(), self.max_age());
         let hashes = &st.auto.blocks()[i..end];
         let streams = &*self.streams;
         // With no path holding unit `i`, none holds the units after it (hashes are chained):
-        // the entries' own last use is their last use.
-        self.entries.rewrite_stretch(
-            (i, hashes),
-            r,
-            group,
-            near,
-            |w, used| now.saturating_sub(w) > max_age || now.saturating_sub(used) > idle,
-            || !holds_elsewhere(streams, st, i, hashes[0]),
-        )
+        // the entries' own last use is their last use. An entry unexpired by its own last
+        // use is unexpired whatever the paths holding it say.
+        let rules = Rules {
+            expired: |w, used| now.saturating_sub(w) > max_age || now.saturating_sub(used) > idle,
+            fresh: |w, least| now.saturating_sub(w) <= max_age && now.saturating_sub(least) <= idle,
+        };
+        self.entries
+            .store_stretch((i, hashes), (r, now), (group, near), rules, || {
+                !holds_elsewhere(streams, st, i, hashes[0])
+            })
     }
 
     /// Stores piece `q` of `st`'s path, readable from `r`, at `now`: a piece that aged out and
@@ -758,22 +794,24 @@ impl Parts<'_> {
         let mut near = path_near(st, fresh);
         let mut tail = Vec::new();
         let mut i = fresh;
-        // A stretch is tried first, except right after a refreshed unit (most of whose
-        // successors are refreshed too: the lookup would be made twice).
+        // A stretch is tried first, except right after a refreshed unit that does not end its
+        // run (most of whose successors are refreshed too: the lookup would be made twice).
         let mut stretch = true;
         while i < len {
             if stretch {
                 let end = if i < prompt_units { prompt_units } else { len };
-                let (m, run) =
-                    self.rewrite_stretch(st, (i, end), at(i), now, (&mut group, &mut near));
-                if m > 0 {
-                    push_units(&mut tail, m, (at(i), at(i)), run);
-                    i += m;
+                let s = self.store_stretch(st, (i, end), (at(i), now), (&mut group, &mut near));
+                if s.units > 0 {
+                    let b = s.refreshed.unwrap_or((at(i), at(i)));
+                    push_units(&mut tail, s.units, b, s.run);
+                    i += s.units;
                     continue;
                 }
             }
             let (b, run) = self.write_one(st, (i, at(i), now), &mut group, &mut near);
-            stretch = b == (at(i), at(i)) && group.is_some_and(|g| g.run() == run);
+            // The unit after a run's last may start another run.
+            stretch = (b == (at(i), at(i)) && group.is_some_and(|g| g.run() == run))
+                || self.entries.ends_run(run, i);
             push_unit(&mut tail, b, run);
             i += 1;
         }

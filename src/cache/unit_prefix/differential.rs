@@ -229,3 +229,61 @@ fn outcomes_are_those_of_the_previous_implementation() {
         }
     }
 }
+
+/// A long steady state past `idle_ttl` (the shape of a long session's end): the main stream
+/// grows by a message a request and comes back a little more than `idle_ttl` after its last
+/// request, whose response began most of `idle_ttl` after it was sent (slow prefill), so
+/// the entries one store wrote anew idle out before the next request while those it
+/// refreshed do not; a side stream sharing the head now and then keeps a prefix alive.
+fn steady(seed: u64, config: &UnitPrefixConfig, steps: usize) -> Vec<(Request, u64, u64)> {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut make = Maker(0);
+    let idle = config.idle_ttl.as_millis() as u64;
+    let head = [make.seg(Level::Tools, 400), make.seg(Level::System, 700)];
+    let mut messages: Vec<Arc<Segment>> = Vec::new();
+    let (mut clock, mut out) = (0, Vec::new());
+    for index in 0..steps {
+        let side = rng.pct(15);
+        let (stream, segments) = if side {
+            let ask = make.seg(Level::Messages, 1 + rng.below(50));
+            ("side", head.iter().cloned().chain([ask]).collect())
+        } else {
+            messages.push(make.seg(Level::Messages, 1 + rng.below(400)));
+            ("main", head.iter().chain(&messages).cloned().collect())
+        };
+        clock += match rng.below(6) {
+            0 => rng.below(idle / 3 + 1),
+            _ => idle + 1 + rng.below(idle / 5 + 1),
+        };
+        let visible = clock + idle * 4 / 5 + rng.below(idle / 10 + 1);
+        let req = Request {
+            index,
+            stream: stream.into(),
+            step: index,
+            model: MODELS[0].into(),
+            sent_at_ms: clock,
+            segments,
+            settings: RequestSettings::default(),
+            reply: vec![make.seg(Level::Messages, rng.below(100))],
+            output_tokens: 0,
+        };
+        out.push((req, visible, visible + rng.below(5_000)));
+    }
+    out
+}
+
+#[test]
+fn a_long_idle_expired_steady_state_has_the_previous_outcomes() {
+    let cases: u64 = std::env::var("PLANCACHE_DIFF_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(24)
+        / 4
+        + 2;
+    for (c, config) in configs().iter().enumerate() {
+        for seed in 0..cases {
+            let seq = steady(seed * 37 + c as u64, config, 60 + (seed % 3) as usize * 30);
+            compare(config, &seq, &format!("steady: config {c}, seed {seed}"));
+        }
+    }
+}

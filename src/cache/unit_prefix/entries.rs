@@ -19,8 +19,17 @@ struct Run {
     /// A use stamped on every entry of the run at once since its last rewrite (0: none): an
     /// entry's last use is at least this.
     floor: u64,
+    /// The latest last use of any of the run's entries since its last rewrite (`floor`
+    /// included): once this idled out, every entry of the run has.
+    ceil: u64,
     /// Entries that belong to the run (its slots still alive).
     members: u32,
+    /// The run last found holding the unit right after this run's last slot (`u32::MAX`:
+    /// none yet): tried before the index when a walk leaves the run at its end.
+    succ: u32,
+    /// Hashes of the run's first and last slots (their entries' keys; slots keep their hash
+    /// alive or not), so that a whole run is recognised without reading its slots.
+    ends: (u64, u64),
     /// Unit (counted from token 0) of the run's first slot.
     start: usize,
     /// The run's units in order, from `start` (emptied once none is alive).
@@ -131,6 +140,45 @@ fn vals(run: &Run, id: u32, e: &Entry) -> Vals {
     }
 }
 
+/// The expiry rules [`Entries::store_stretch`] applies to entries' own values.
+pub(super) struct Rules<E, F> {
+    /// Whether an entry written at the first time and last used at the second is expired.
+    pub expired: E,
+    /// Whether entries written at the first time and last used no earlier than the second
+    /// are all unexpired.
+    pub fresh: F,
+}
+
+/// What [`Entries::store_stretch`] stored.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Stretch {
+    /// Units stored (0: none; the caller stores the unit alone).
+    pub units: usize,
+    /// Their run after.
+    pub run: u32,
+    /// Their bounds (written time, a bound of readability) when they were refreshed; `None`
+    /// when written anew (readable from the time given).
+    pub refreshed: Option<(u64, u64)>,
+}
+
+impl Stretch {
+    /// Nothing stored.
+    const NONE: Stretch = Stretch {
+        units: 0,
+        run: u32::MAX,
+        refreshed: None,
+    };
+}
+
+/// The hash of slot `k` of `run` (the last one's without reading the slots).
+fn last_hash(run: &Run, k: usize) -> u64 {
+    if k + 1 == run.slots.len() {
+        run.ends.1
+    } else {
+        run.slots[k].hash
+    }
+}
+
 /// What [`Entries::store`] found at a unit.
 pub(super) enum Stored {
     /// The entry was missing or written anew in place, now of this run.
@@ -146,6 +194,10 @@ impl Entries {
     fn holds(&self, id: u32, h: u64, i: usize) -> Option<usize> {
         let run = self.runs.get(id as usize)?;
         let k = i.checked_sub(run.start)?;
+        if k == 0 && run.members as usize == run.slots.len() {
+            // Every slot is alive (and there is one: `members` counts them).
+            return (run.members > 0 && run.ends.0 == h).then_some(0);
+        }
         let e = run.slots.get(k)?;
         (e.alive && e.hash == h).then_some(k)
     }
@@ -174,7 +226,26 @@ impl Entries {
             self.settle();
         }
         let id = *self.index.get(&h)?;
-        self.holds(id, h, i).map(|k| (id, k))
+        let k = self.holds(id, h, i)?;
+        if k == 0 {
+            // Remembered by the candidate run that ends right before it, if any.
+            for c in near.runs {
+                if let Some(run) = self.runs.get_mut(c as usize) {
+                    if run.start + run.slots.len() == i {
+                        run.succ = id;
+                    }
+                }
+            }
+        }
+        Some((id, k))
+    }
+
+    /// Where to look first for the unit right after run `id`'s last slot.
+    fn past(&self, id: u32) -> Near {
+        Near {
+            runs: [self.runs[id as usize].succ, id],
+            vacant: false,
+        }
     }
 
     /// The entry of unit `i` (hash `h`), and `near` for the unit after it.
@@ -192,6 +263,34 @@ impl Entries {
         }
     }
 
+    /// The entry of unit `i` (the first of `hashes`, the cursor's from unit `i` on) and how
+    /// many units from `i` are known to be alive in its run at once: every slot of the run
+    /// from it on (up to the cursor's end) alive and holding `hashes`, and `all_live` of the
+    /// run's write time and least last use (every entry's is no earlier than its run's write
+    /// time and `floor`) saying all are live; 0 when not known so. `near` as for
+    /// [`Entries::get`].
+    pub fn get_stretch(
+        &mut self,
+        (i, hashes): (usize, &[u64]),
+        near: &mut Near,
+        all_live: impl FnOnce(u64, u64) -> bool,
+    ) -> Option<(Vals, usize)> {
+        let v = self.get(hashes[0], i, near)?;
+        let run = &self.runs[v.run as usize];
+        let k = i - run.start;
+        let m = (run.slots.len() - k).min(hashes.len());
+        // Hashes are chained: equal at the stretch's last unit, they are equal at every unit
+        // before it.
+        let same =
+            run.members as usize == run.slots.len() && last_hash(run, k + m - 1) == hashes[m - 1];
+        let w = run.written_at;
+        let known = same && all_live(w, run.floor.max(w));
+        if known && k + m == run.slots.len() {
+            *near = self.past(v.run);
+        }
+        Some((v, if known { m } else { 0 }))
+    }
+
     /// Stamps use `t` on the entry of unit `i` (hash `h`), if any; `near` as for
     /// [`Entries::get`].
     pub fn stamp(&mut self, h: u64, i: usize, near: &mut Near, t: u64) {
@@ -200,6 +299,7 @@ impl Entries {
             let run = &mut self.runs[id as usize];
             let v = vals(run, id, &run.slots[k]);
             let gen = run.gen;
+            run.ceil = run.ceil.max(t);
             let e = &mut run.slots[k];
             e.gen = gen;
             e.visible_at = v.visible_at;
@@ -218,7 +318,10 @@ impl Entries {
                     gen: 0,
                     reset: (at, at),
                     floor: 0,
+                    ceil: at,
                     members: 0,
+                    succ: u32::MAX,
+                    ends: (h, h),
                     start: i,
                     slots: Vec::new(),
                 });
@@ -234,6 +337,8 @@ impl Entries {
         });
         let run = &mut self.runs[id as usize];
         run.members += 1;
+        run.ceil = run.ceil.max(at);
+        run.ends.1 = h;
         run.slots.push(Entry {
             hash: h,
             gen: run.gen,
@@ -282,6 +387,7 @@ impl Entries {
         let v = vals(run, id, &run.slots[k]);
         if unexpired(&v) {
             let gen = run.gen;
+            run.ceil = run.ceil.max(now);
             let e = &mut run.slots[k];
             e.gen = gen;
             e.visible_at = v.visible_at.min(r);
@@ -327,27 +433,77 @@ impl Entries {
         run
     }
 
-    /// Writes anew, in one pass, the stretch of units from `i` (hashes `hashes`, the cursor's
-    /// from unit `i` on) whose entries sit alive in consecutive slots of one run and are
-    /// expired at `now` by their own values (`expired` says so from written time and last
-    /// use), readable from `r`, joining `group`: what [`Entries::store`] then
-    /// [`Entries::replace`] do unit by unit when no path holds them (`free` says so, asked
-    /// last). Returns how many units
-    /// it wrote (0: the entry at `i` is missing or unexpired) and the new run; `near` as for
-    /// [`Entries::store`].
-    pub fn rewrite_stretch(
+    /// Stores, in one pass, the stretch of units from `i` (hashes `hashes`, the cursor's from
+    /// unit `i` on, none of them on the storing stream's path) that sit alive in consecutive
+    /// slots of one run, readable from `r`, at `now`: what [`Entries::store`] (then
+    /// [`Entries::replace`]) does unit by unit. A whole run expired by its entries' own values
+    /// (`rules.expired` of written time and last use) is written anew in place in one step,
+    /// and `group` continues it; a whole run whose entries are all unexpired by their own
+    /// values (`rules.fresh` of written time and least last use) is refreshed in one step;
+    /// otherwise the leading slots expired by their own values are written anew into `group`,
+    /// one by one. Writing asks `free` (no other path holds unit `i`, hence none of the
+    /// stretch: hashes are chained) last. `near` as for [`Entries::store`].
+    pub fn store_stretch<E: Fn(u64, u64) -> bool, F: Fn(u64, u64) -> bool>(
         &mut self,
         (i, hashes): (usize, &[u64]),
-        r: u64,
-        group: &mut Option<Group>,
-        near: &mut Near,
-        expired: impl Fn(u64, u64) -> bool,
+        (r, now): (u64, u64),
+        (group, near): (&mut Option<Group>, &mut Near),
+        rules: Rules<E, F>,
         free: impl FnOnce() -> bool,
-    ) -> (usize, u32) {
+    ) -> Stretch {
         let Some((id, k)) = self.find(hashes[0], i, *near) else {
-            return (0, u32::MAX);
+            return Stretch::NONE;
         };
         work::add(1);
+        let Some(n) = self.whole(id, k, hashes) else {
+            return self.rewrite_slots((id, k), (i, hashes), r, (group, near), rules.expired, free);
+        };
+        let run = &mut self.runs[id as usize];
+        if (rules.expired)(run.written_at, run.ceil) {
+            if !free() {
+                return Stretch::NONE;
+            }
+            self.rewrite_run(id, r);
+            *group = Some(Group {
+                run: id,
+                at: r,
+                next: i + n,
+            });
+            *near = self.past(id);
+            return Stretch {
+                units: n,
+                run: id,
+                refreshed: None,
+            };
+        }
+        // Every entry is readable by `written_at` (at most `r`: refreshing leaves that as
+        // is) and last used no earlier than `written_at` and `floor`.
+        let w = run.written_at;
+        if w <= r && (rules.fresh)(w, run.floor.max(w)) {
+            run.floor = run.floor.max(now);
+            run.ceil = run.ceil.max(now);
+            *near = self.past(id);
+            return Stretch {
+                units: n,
+                run: id,
+                refreshed: Some((w, w)),
+            };
+        }
+        self.rewrite_slots((id, k), (i, hashes), r, (group, near), rules.expired, free)
+    }
+
+    /// The leading slots of run `id` from slot `k` (unit `i`, hashes `hashes` from it) that
+    /// are alive, hold `hashes` and are expired by their own values, written anew into
+    /// `group` when `free`: see [`Entries::store_stretch`].
+    fn rewrite_slots(
+        &mut self,
+        (id, k): (u32, usize),
+        (i, hashes): (usize, &[u64]),
+        r: u64,
+        (group, near): (&mut Option<Group>, &mut Near),
+        expired: impl Fn(u64, u64) -> bool,
+        free: impl FnOnce() -> bool,
+    ) -> Stretch {
         let run = &self.runs[id as usize];
         let mut m = 0;
         while let (Some(e), Some(&h)) = (run.slots.get(k + m), hashes.get(m)) {
@@ -358,12 +514,14 @@ impl Entries {
             m += 1;
         }
         if m == 0 || !free() {
-            return (0, u32::MAX);
+            return Stretch::NONE;
         }
         let new = self.join_group(group, (hashes[0], i), r);
         let run = &mut self.runs[new as usize];
         let gen = run.gen;
         run.members += (m - 1) as u32;
+        run.ceil = run.ceil.max(r);
+        run.ends.1 = hashes[m - 1];
         run.slots.extend(hashes[1..m].iter().map(|&hash| Entry {
             hash,
             gen,
@@ -390,7 +548,28 @@ impl Entries {
             runs: [new, id],
             vacant: false,
         };
-        (m, new)
+        Stretch {
+            units: m,
+            run: new,
+            refreshed: None,
+        }
+    }
+
+    /// When slot `k` of run `id` is its first, every slot is alive and the slots hold the
+    /// first of `hashes` (the cursor's, from the slot's unit on): the run's length.
+    fn whole(&self, id: u32, k: usize, hashes: &[u64]) -> Option<usize> {
+        let run = &self.runs[id as usize];
+        let n = run.slots.len();
+        let whole = k == 0 && n > 0 && run.members as usize == n && n <= hashes.len();
+        // Hashes are chained: equal at the run's last unit, they are equal at every unit
+        // before it.
+        (whole && run.ends.1 == hashes[n - 1]).then_some(n)
+    }
+
+    /// Whether unit `i` is the last slot of run `run`.
+    pub fn ends_run(&self, run: u32, i: usize) -> bool {
+        let r = &self.runs[run as usize];
+        r.start + r.slots.len() == i + 1
     }
 
     /// When run `run`'s entries were written anew, and whether they are all of it: the run's
@@ -408,6 +587,7 @@ impl Entries {
         run.gen = run.gen.wrapping_add(1);
         run.reset = (r, r);
         run.floor = 0;
+        run.ceil = r;
     }
 
     /// Stamps use `t` on every entry of run `run` when its entries are the `units` given
@@ -419,6 +599,7 @@ impl Entries {
             return false;
         }
         r.floor = r.floor.max(t);
+        r.ceil = r.ceil.max(t);
         true
     }
 }
