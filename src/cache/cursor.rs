@@ -324,23 +324,6 @@ fn token_bytes(tokens: &[u32]) -> Option<&[u8]> {
     }
 }
 
-/// Asks the CPU to bring the first tokens of `tokens` (if any) into its cache ahead of use.
-#[inline(always)]
-fn prefetch_tokens(tokens: Option<&[u32]>) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(t) = tokens.and_then(|t| t.first()) {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint: it reads nothing into the program and cannot fault,
-        // and the address is that of a live token.
-        #[allow(unused_unsafe)]
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>((t as *const u32).cast());
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = tokens;
-}
-
 impl AutoStream {
     /// The outcome of a prompt of `prompt` tokens for a model with nothing cached: written (free)
     /// in whole `unit`s when it has at least `min` tokens, read nothing, and broken at the first
@@ -424,9 +407,6 @@ impl AutoStream {
                 let mut src = &seg.tokens[skip..];
                 while !src.is_empty() {
                     if filled == 0 && src.len() >= block {
-                        // The chain makes each hash wait for the one before, so the tokens a few
-                        // blocks on are fetched meanwhile (a new segment's tokens are cold).
-                        prefetch_tokens(src.get(4 * block..));
                         if let Some(bytes) = token_bytes(&src[..block]) {
                             prev = xxh3_64_with_seed(bytes, prev);
                             self.blocks.push(prev);
