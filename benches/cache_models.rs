@@ -2,6 +2,9 @@
 //! per second, next to plain xxh3 hashing of the same new token bytes (the floor any
 //! hash-based prefix cache has to pay), hashed in place; `xxh3-of-new-tokens-copied` is the
 //! same with a copy into a new `Vec<u8>` per request, as the reference used to be measured.
+//! `blocks-floor` is what any block-hash prefix cache (paged, radix) pays at least over the same
+//! requests: the chained seeded xxh3 of each new 16-token block, as `AutoStream::block_hashes`
+//! computes it, and one insert per new block into a hashbrown table sized beforehand.
 
 #[allow(dead_code)]
 #[path = "common/sessions.rs"]
@@ -13,8 +16,55 @@ use std::hint::black_box;
 mod cpu;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hashbrown::hash_table::{Entry, HashTable};
 use plancache::cache::{self, PriceTable, CACHE_NAMES};
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+
+/// Tokens per block of the block-hash caches (vLLM's default block size).
+const BLOCK: usize = 16;
+
+/// What each request adds in whole blocks: (blocks kept from the previous request, the token
+/// bytes of the blocks from there to the end of its last full block), laid out before timing.
+/// A block is new when the previous prompt does not hold it whole (the tokens it shares with
+/// the previous prompt end inside it or before it).
+fn new_blocks(requests: &[sessions::Recorded]) -> Vec<(usize, Vec<u8>)> {
+    let mut prev: Vec<u32> = Vec::new();
+    requests
+        .iter()
+        .map(|r| {
+            let cur: Vec<u32> = r.request.tokens().collect();
+            let shared = cur.iter().zip(&prev).take_while(|(a, b)| a == b).count();
+            let keep = shared / BLOCK;
+            let end = cur.len() / BLOCK * BLOCK;
+            let bytes = cur[(keep * BLOCK).min(end)..end]
+                .iter()
+                .flat_map(|t| t.to_le_bytes())
+                .collect();
+            prev = cur;
+            (keep, bytes)
+        })
+        .collect()
+}
+
+/// The block floor over `requests` (see [`new_blocks`]): each request's chain of block hashes
+/// truncated to the blocks it keeps, then one seeded xxh3 per new block chained on the one
+/// before, and one probe-and-insert per new block into `table` (emptied first, its room kept).
+fn blocks_floor(requests: &[(usize, Vec<u8>)], chain: &mut Vec<u64>, table: &mut HashTable<u64>) {
+    chain.clear();
+    table.clear();
+    for (keep, bytes) in requests {
+        chain.truncate(*keep);
+        let mut prev = chain.last().copied().unwrap_or(0);
+        for block in bytes.chunks_exact(BLOCK * 4) {
+            prev = xxh3_64_with_seed(block, prev);
+            chain.push(prev);
+            // The hash is the table's hash too (it is one already).
+            if let Entry::Vacant(v) = table.entry(prev, |&x| x == prev, |&x| x) {
+                v.insert(prev);
+            }
+        }
+    }
+}
 
 fn cache_models(c: &mut Criterion) {
     let session = sessions::long_session(200, 7);
@@ -26,6 +76,17 @@ fn cache_models(c: &mut Criterion) {
         .iter()
         .map(|toks| toks.iter().flat_map(|t| t.to_le_bytes()).collect())
         .collect();
+    let blocks = new_blocks(&requests);
+    let new_block_count: usize = blocks.iter().map(|(_, b)| b.len() / (BLOCK * 4)).sum();
+    let mut chain = Vec::with_capacity(
+        requests
+            .iter()
+            .map(|r| r.request.tokens().count())
+            .max()
+            .unwrap_or(0)
+            / BLOCK,
+    );
+    let mut table = HashTable::with_capacity(new_block_count);
     let replay = |name: &str| {
         let mut model = cache::build(name, &prices).expect("known model");
         let mut cached = 0;
@@ -45,6 +106,7 @@ fn cache_models(c: &mut Criterion) {
     {
         const FLOOR_REPS: u32 = 50;
         let mut floor = Vec::new();
+        let mut block_floor = Vec::new();
         let mut per: Vec<Vec<std::time::Duration>> = vec![Vec::new(); CACHE_NAMES.len()];
         for _ in 0..rounds {
             let (t, _) = cpu::cpu_of(|| {
@@ -57,20 +119,33 @@ fn cache_models(c: &mut Criterion) {
                 }
             });
             floor.push(t / FLOOR_REPS);
+            let (t, _) = cpu::cpu_of(|| {
+                for _ in 0..FLOOR_REPS {
+                    blocks_floor(black_box(&blocks), &mut chain, &mut table);
+                    black_box(table.len());
+                }
+            });
+            block_floor.push(t / FLOOR_REPS);
             for (i, name) in CACHE_NAMES.iter().enumerate() {
                 per[i].push(cpu::cpu_of(|| replay(name)).0);
             }
         }
         let floor = cpu::median(&mut floor);
+        let block_floor = cpu::median(&mut block_floor);
         eprintln!(
             "cpu: {rounds} rounds, {new_tokens} new tokens; xxh3-of-new-tokens {floor:?} ({:.2} G tokens/s)",
             new_tokens as f64 / floor.as_secs_f64() / 1e9
         );
+        eprintln!(
+            "cpu: {new_block_count} new blocks; blocks-floor {block_floor:?} = {:.1}x xxh3",
+            block_floor.as_secs_f64() / floor.as_secs_f64()
+        );
         for (i, name) in CACHE_NAMES.iter().enumerate() {
             let m = cpu::median(&mut per[i]);
             eprintln!(
-                "cpu: {name:>18} {m:>12?}  {:>8.1}x xxh3",
-                m.as_secs_f64() / floor.as_secs_f64()
+                "cpu: {name:>18} {m:>12?}  {:>8.1}x xxh3  {:>6.1}x blocks-floor",
+                m.as_secs_f64() / floor.as_secs_f64(),
+                m.as_secs_f64() / block_floor.as_secs_f64()
             );
         }
     }
@@ -94,6 +169,12 @@ fn cache_models(c: &mut Criterion) {
                 let bytes: Vec<u8> = toks.iter().flat_map(|t| t.to_le_bytes()).collect();
                 acc ^ xxh3_64(&bytes)
             })
+        })
+    });
+    group.bench_function("blocks-floor", |b| {
+        b.iter(|| {
+            blocks_floor(black_box(&blocks), &mut chain, &mut table);
+            table.len()
         })
     });
     for name in CACHE_NAMES {

@@ -258,7 +258,7 @@ pub struct PagedCache {
     /// evicts, such as a workload's unbounded twin, keeps no second table of every hash).
     /// One set of block hashes per model key (8 bytes an entry; models are few).
     stored: Vec<(u64, HashSetKeyed<u64>)>,
-    /// A block has been evicted, so `stored` is kept (see there).
+    /// A block holding cached content has been evicted, so `stored` is kept (see there).
     evicted_any: bool,
     /// Slots of `by_hash` whose block was evicted, removed [`STALE_BATCH`] at a time. Until
     /// then a lookup passes over them: a slot counts only while its block is hashed, the
@@ -300,8 +300,10 @@ impl PagedCache {
             0
         };
         // The index starts larger than a new session needs (8 bytes a slot, and only its
-        // control bytes are written): a session of a few thousand blocks then never grows it.
-        let index = size.min(1 << 14);
+        // control bytes are written): a session of up to 14,336 blocks then never grows it.
+        // That is hashbrown's load (7/8) of 16k buckets: 16,384 slots asked for took 32k
+        // buckets, twice the lines a session's probes spread over.
+        let index = size.min(14 << 10);
         PagedCache {
             config,
             blocks: Vec::with_capacity(size),
@@ -450,19 +452,12 @@ impl PagedCache {
         // The victim's entry stays on top until its parent's entry (usually the next head)
         // replaces it: one sift down instead of a pop and a push, each across the heap.
         self.unlist(id);
-        if !self.evicted_any {
-            // Every hash stored so far is still cached: `stored` starts as the index's keys.
-            self.evicted_any = true;
-            let blocks = &self.blocks;
-            let keys = self.by_hash.iter().map(|&s| blocks[slot_id(s)].key);
-            debug_assert!(self.stale.is_empty(), "nothing was evicted before");
-            for (mk, h) in keys {
-                stored_of(&mut self.stored, mk).insert(h);
+        let parent = self.blocks[id].parent();
+        if self.blocks[id].hashed {
+            if !self.evicted_any {
+                self.start_stored();
             }
-        }
-        let b = &mut self.blocks[id];
-        let parent = b.parent();
-        if b.hashed {
+            let b = &mut self.blocks[id];
             b.hashed = false;
             let k = b.key;
             self.forget(k, id);
@@ -482,6 +477,19 @@ impl PagedCache {
         }
         self.evictable.pop();
         Some(id)
+    }
+
+    /// The first eviction of cached content: until now every hash stored is still cached, so
+    /// `stored` starts as the index's keys. (Reusing a freed partial block evicts nothing: it
+    /// holds no hash, and a pool whose only reuses are those keeps no `stored` at all.)
+    fn start_stored(&mut self) {
+        self.evicted_any = true;
+        let blocks = &self.blocks;
+        let keys = self.by_hash.iter().map(|&s| blocks[slot_id(s)].key);
+        debug_assert!(self.stale.is_empty(), "nothing was evicted before");
+        for (mk, h) in keys {
+            stored_of(&mut self.stored, mk).insert(h);
+        }
     }
 
     /// [`PagedCache::refresh`] of a block just taken out of the evictable set, whose entry
