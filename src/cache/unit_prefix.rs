@@ -117,6 +117,11 @@ struct StreamState {
     touches: VecDeque<(usize, u64)>,
     /// The path's units in pieces of one run each, with their write time and readability bound.
     pieces: Pieces,
+    /// The stretches the last store's tail went over, in order: each one's run and the unit
+    /// after it, found then holding the cursor's units (those ending past the units the
+    /// cursor keeps are let go with them, and all on a change of model): the next store's
+    /// walk tries them first.
+    walked: Vec<(u32, usize)>,
 }
 
 impl StreamState {
@@ -292,6 +297,15 @@ fn holds_elsewhere(streams: &Streams<StreamState>, st: &StreamState, p: usize, h
     })
 }
 
+/// [`holds_elsewhere`] for unit `p` of `st`'s cursor, whose hash is read only for a path
+/// that reaches it.
+fn unit_held_elsewhere(streams: &Streams<StreamState>, st: &StreamState, p: usize) -> bool {
+    streams.values().any(|o| {
+        work::add(1);
+        o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == st.auto.blocks()[p]
+    })
+}
+
 /// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
 /// touches of every path holding it.
 fn last_used(streams: &Streams<StreamState>, st: &StreamState, e: &Vals, p: usize, h: u64) -> u64 {
@@ -383,11 +397,15 @@ impl UnitPrefixCache {
             }
             st.truncate_touches(0);
             st.pieces.truncate(0);
+            st.walked.clear();
             st.model = req.model.clone();
         }
         let mut dropped = Vec::new();
         let adv = st.auto.advance_dropping(req, unit, &mut dropped);
         let kept = st.auto.blocks().len();
+        // The stretches over hashes kept stay known; the cursor's hashes past `kept` are new.
+        let known = st.walked.partition_point(|&(_, end)| end <= kept);
+        st.walked.truncate(known);
         if st.path > kept {
             if let Some(state) = self.models.get_mut(&st.model) {
                 for (range, t) in st.touched_spans(kept) {
@@ -708,13 +726,14 @@ impl Parts<'_> {
     /// sit in consecutive slots of one run, readable from `r`, at `now`: a whole run expired
     /// or unexpired by its entries' own values, or the leading units expired by their own
     /// values and on no other path; what [`Parts::write_one`] does to each (see
-    /// [`Entries::store_stretch`]). `units` 0: none.
+    /// [`Entries::store_stretch`], which tries the run `known` first). `units` 0: none.
     fn store_stretch(
         &mut self,
         st: &StreamState,
         (i, end): (usize, usize),
         (r, now): (u64, u64),
         (group, near): (&mut Option<Group>, &mut Near),
+        known: Option<(u32, usize)>,
     ) -> Stretch {
         debug_assert!(i >= st.path);
         let (idle, max_age) = (self.idle(), self.max_age());
@@ -727,10 +746,9 @@ impl Parts<'_> {
             expired: |w, used| now.saturating_sub(w) > max_age || now.saturating_sub(used) > idle,
             fresh: |w, least| now.saturating_sub(w) <= max_age && now.saturating_sub(least) <= idle,
         };
+        let free = || !unit_held_elsewhere(streams, st, i);
         self.entries
-            .store_stretch((i, hashes), (r, now), (group, near), rules, || {
-                !holds_elsewhere(streams, st, i, hashes[0])
-            })
+            .store_stretch((i, hashes), (r, now), (group, near), rules, (known, free))
     }
 
     /// Stores piece `q` of `st`'s path, readable from `r`, at `now`: a piece that aged out and
@@ -797,14 +815,18 @@ impl Parts<'_> {
         // A stretch is tried first, except right after a refreshed unit that does not end its
         // run (most of whose successors are refreshed too: the lookup would be made twice).
         let mut stretch = true;
+        let mut ahead = Ahead::new(std::mem::take(&mut st.walked));
         while i < len {
             if stretch {
+                let known = ahead.at_unit(self.entries, i);
                 let end = if i < prompt_units { prompt_units } else { len };
-                let s = self.store_stretch(st, (i, end), (at(i), now), (&mut group, &mut near));
+                let gn = (&mut group, &mut near);
+                let s = self.store_stretch(st, (i, end), (at(i), now), gn, known);
                 if s.units > 0 {
                     let b = s.refreshed.unwrap_or((at(i), at(i)));
                     push_units(&mut tail, s.units, b, s.run);
                     i += s.units;
+                    ahead.walked.push((s.run, i));
                     continue;
                 }
             }
@@ -815,9 +837,50 @@ impl Parts<'_> {
             push_unit(&mut tail, b, run);
             i += 1;
         }
+        st.walked = ahead.walked;
         if lazy {
             self.retouch(st, len, now, tail, fresh);
         }
+    }
+}
+
+/// How many stretches ahead of a store's walk [`Ahead`] fetches: enough for the memory to
+/// answer while the walk does the steps before.
+const AHEAD: usize = 6;
+
+/// A store's walk over its tail a stretch at a time, with the stretches the stream's previous
+/// store went over (kept while the cursor's hashes under them stay: see
+/// [`StreamState::walked`]). The walk is mostly over the same runs: each is tried first (a
+/// run still whole where it was is known to hold the cursor's units without reading their
+/// hashes, far apart in memory), and the runs a few stretches ahead are fetched while it works.
+struct Ahead {
+    /// The previous walk's stretches: their run and the unit after them.
+    prev: Vec<(u32, usize)>,
+    /// The first of `prev` whose stretch ends past the walk's unit.
+    at: usize,
+    /// This walk's stretches, as `prev`.
+    walked: Vec<(u32, usize)>,
+}
+
+impl Ahead {
+    fn new(prev: Vec<(u32, usize)>) -> Ahead {
+        Ahead {
+            walked: Vec::with_capacity(prev.len()),
+            prev,
+            at: 0,
+        }
+    }
+
+    /// The previous walk's stretch ending first past unit `i` (its run and end), fetching
+    /// the run [`AHEAD`] stretches on ahead of use.
+    fn at_unit(&mut self, entries: &Entries, i: usize) -> Option<(u32, usize)> {
+        while self.prev.get(self.at).is_some_and(|&(_, end)| end <= i) {
+            self.at += 1;
+        }
+        if let Some(&(run, _)) = self.prev.get(self.at + AHEAD) {
+            entries.prefetch_run(run);
+        }
+        self.prev.get(self.at).copied()
     }
 }
 

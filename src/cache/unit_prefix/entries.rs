@@ -170,6 +170,23 @@ impl Stretch {
     };
 }
 
+/// Asks the processor to bring the memory at `at` into its cache ahead of use (a hint: it
+/// reads nothing into the program and cannot fault, whatever the address).
+#[inline(always)]
+pub(super) fn prefetch(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint: it reads nothing into the program and cannot fault.
+        #[allow(unused_unsafe)]
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(at.cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 /// The hash of slot `k` of `run` (the last one's without reading the slots).
 fn last_hash(run: &Run, k: usize) -> u64 {
     if k + 1 == run.slots.len() {
@@ -442,20 +459,28 @@ impl Entries {
     /// values (`rules.fresh` of written time and least last use) is refreshed in one step;
     /// otherwise the leading slots expired by their own values are written anew into `group`,
     /// one by one. Writing asks `free` (no other path holds unit `i`, hence none of the
-    /// stretch: hashes are chained) last. `near` as for [`Entries::store`].
+    /// stretch: hashes are chained) last. `near` as for [`Entries::store`]; `known`, a run and
+    /// the unit after it that an earlier stretch found whole over the same cursor's hashes,
+    /// unchanged since (see [`Entries::still_whole`]): tried first, without reading `hashes`.
     pub fn store_stretch<E: Fn(u64, u64) -> bool, F: Fn(u64, u64) -> bool>(
         &mut self,
         (i, hashes): (usize, &[u64]),
         (r, now): (u64, u64),
         (group, near): (&mut Option<Group>, &mut Near),
         rules: Rules<E, F>,
-        free: impl FnOnce() -> bool,
+        (known, free): (Option<(u32, usize)>, impl FnOnce() -> bool),
     ) -> Stretch {
-        let Some((id, k)) = self.find(hashes[0], i, *near) else {
-            return Stretch::NONE;
+        let (id, k, whole) = match known.and_then(|c| self.still_whole(c, i, hashes)) {
+            Some(n) => (known.map_or(u32::MAX, |c| c.0), 0, Some(n)),
+            None => {
+                let Some((id, k)) = self.find(hashes[0], i, *near) else {
+                    return Stretch::NONE;
+                };
+                (id, k, self.whole(id, k, hashes))
+            }
         };
         work::add(1);
-        let Some(n) = self.whole(id, k, hashes) else {
+        let Some(n) = whole else {
             return self.rewrite_slots((id, k), (i, hashes), r, (group, near), rules.expired, free);
         };
         let run = &mut self.runs[id as usize];
@@ -552,6 +577,29 @@ impl Entries {
             units: m,
             run: new,
             refreshed: None,
+        }
+    }
+
+    /// The length of run `id` when it starts at unit `i`, ends right before unit `end`, fits in
+    /// `hashes` (the cursor's, from unit `i` on) and has every slot alive: for a run an
+    /// earlier stretch found whole over the same hashes at the same units, those say it
+    /// still is (a run's slots are only ever appended or emptied, never refilled, so with the
+    /// same first unit, length and every slot alive it holds the same entries; the caller
+    /// vouches that the cursor's hashes before `end` did not change).
+    fn still_whole(&self, (id, end): (u32, usize), i: usize, hashes: &[u64]) -> Option<usize> {
+        let run = self.runs.get(id as usize)?;
+        let n = run.slots.len();
+        let whole = run.start == i && n > 0 && run.members as usize == n;
+        (whole && i + n == end && n <= hashes.len()).then_some(n)
+    }
+
+    /// Asks the processor to bring run `id`'s values (if it is a run) into its cache ahead of
+    /// a walk reaching it (a hint: nothing changes).
+    pub fn prefetch_run(&self, id: u32) {
+        if let Some(run) = self.runs.get(id as usize) {
+            let at = (run as *const Run).cast::<u8>();
+            prefetch(at);
+            prefetch(at.wrapping_add(std::mem::size_of::<Run>() - 1));
         }
     }
 
