@@ -133,7 +133,7 @@ pub fn session_requests(
     stream0: usize,
     opts: &BuildOptions,
 ) -> Vec<(RequestRef, Timed)> {
-    let mut blocks = segments::Blocks::new(trace);
+    let blocks = segments::Blocks::new(trace);
     let mut out = Vec::new();
     for (ti, s) in trace.streams.iter().enumerate() {
         let name = if opts.shared_pool {
@@ -149,8 +149,7 @@ pub fn session_requests(
         for (ri, r) in s.requests.iter().enumerate() {
             let next = s.requests.get(ri + 1).map(|n| n.hash_ids.as_slice());
             let key = format!("{}/{}/{ri}", trace.id, s.name);
-            let segments =
-                prev.prompt(&mut blocks, &r.hash_ids, r.input_tokens, next, levels, &key);
+            let segments = prev.prompt(&blocks, &r.hash_ids, r.input_tokens, next, levels, &key);
             let sent = start + r.sent_at_ms;
             let request = Request {
                 index: out.len(),

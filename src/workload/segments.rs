@@ -13,7 +13,6 @@
 //! it as a segment of its own, so a token-level cache reads it as it would read the real prompt.
 //! Otherwise the tail is content of its own.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -21,53 +20,56 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::prompt::{Level, Role, Segment, SegmentKind};
 use crate::trace::Trace;
 
-/// The synthetic tokens of each distinct hash id of one trace (ids are local to a trace).
+/// The synthetic tokens of one trace's hash ids (ids are local to a trace).
+///
+/// A block's tokens are a function of the trace and the hash id (see [`synthetic`]), computed
+/// straight into the segment that holds them: no table of every block's tokens, and each
+/// segment's tokens written once, in their final place.
 pub(super) struct Blocks<'a> {
     /// The trace the ids belong to.
     trace: &'a Trace,
-    /// Tokens of each hash id seen so far.
-    tokens: HashMap<u64, Arc<[u32]>>,
 }
 
 impl<'a> Blocks<'a> {
     pub(super) fn new(trace: &'a Trace) -> Self {
-        Blocks {
-            trace,
-            tokens: HashMap::new(),
-        }
+        Blocks { trace }
     }
 
-    fn block(&mut self, hash: u64) -> Arc<[u32]> {
-        let (trace, bs) = (self.trace, self.trace.block_size);
-        self.tokens
-            .entry(hash)
-            .or_insert_with(|| {
-                let id = xxh3_64_with_seed(trace.id.as_bytes(), hash);
-                synthetic(id, bs.min(u32::MAX as u64) as u32).into()
-            })
-            .clone()
+    /// The content id of hash id `hash`'s synthetic tokens.
+    fn block_id(&self, hash: u64) -> u64 {
+        xxh3_64_with_seed(self.trace.id.as_bytes(), hash)
     }
 
-    /// Tokens `from..to` of the prompt whose blocks are `ids`, as one segment at `level`. Its
-    /// id is derived from the trace, the span and the ids it covers: the same span is the same
-    /// segment.
-    fn piece(&mut self, ids: &[u64], from: u64, to: u64, level: Level) -> Arc<Segment> {
+    /// Tokens `from..to` of the prompt whose blocks are `ids` followed by `next` (the block a
+    /// tail is taken from), as one segment at `level`. Its id is derived from the trace, the
+    /// span and the ids it covers: the same span is the same segment.
+    fn piece(
+        &self,
+        (ids, next): (&[u64], Option<u64>),
+        from: u64,
+        to: u64,
+        level: Level,
+    ) -> Arc<Segment> {
         let bs = self.trace.block_size;
-        let blocks = &ids[(from / bs) as usize..to.div_ceil(bs) as usize];
+        let hash = |b: u64| ids.get(b as usize).copied().or(next).unwrap_or_default();
         let mut key = self.trace.id.as_bytes().to_vec();
         key.extend_from_slice(&from.to_le_bytes());
         key.extend_from_slice(&to.to_le_bytes());
-        for h in blocks {
-            key.extend_from_slice(&h.to_le_bytes());
+        for b in from / bs..to.div_ceil(bs) {
+            key.extend_from_slice(&hash(b).to_le_bytes());
         }
-        let mut tokens = Vec::with_capacity((to - from) as usize);
-        let mut p = from;
-        while p < to {
-            let b = self.block(ids[(p / bs) as usize]);
-            let (a, e) = ((p % bs) as usize, (bs.min(to - p + p % bs)) as usize);
-            tokens.extend_from_slice(&b[a..e]);
-            p += (e - a) as u64;
-        }
+        // One pass over the span (an exact-size iterator: the shared buffer is allocated once
+        // and written in place); a block's content id is computed as the span enters it.
+        let mut current = (u64::MAX, 0);
+        let tokens: Arc<[u32]> = (from..to)
+            .map(|p| {
+                let b = p / bs;
+                if current.0 != b {
+                    current = (b, self.block_id(hash(b)));
+                }
+                synthetic_token(current.1, p % bs)
+            })
+            .collect();
         segment(
             xxh3_64_with_seed(&key, 0x7069_6563),
             level,
@@ -78,7 +80,7 @@ impl<'a> Blocks<'a> {
     }
 }
 
-fn segment(id: u64, level: Level, from: u64, to: u64, tokens: Vec<u32>) -> Arc<Segment> {
+fn segment(id: u64, level: Level, from: u64, to: u64, tokens: Arc<[u32]>) -> Arc<Segment> {
     Arc::new(Segment {
         id,
         level,
@@ -88,7 +90,7 @@ fn segment(id: u64, level: Level, from: u64, to: u64, tokens: Vec<u32>) -> Arc<S
             Level::Messages => SegmentKind::Message(Role::User),
         },
         label: format!("tokens {from}..{to}"),
-        tokens: tokens.into(),
+        tokens,
         breakpoint: None,
     })
 }
@@ -96,19 +98,22 @@ fn segment(id: u64, level: Level, from: u64, to: u64, tokens: Vec<u32>) -> Arc<S
 /// Distinct, deterministic token ids for count-only content `id`, over the whole 32-bit range so
 /// that two different blocks' first tokens collide about once in 4 billion breaks (a collision
 /// would let a token-level cache read one token past a block-level break).
-fn synthetic(id: u64, n: u32) -> Vec<u32> {
-    (0..n as u64)
-        .map(|i| xxh3_64_with_seed(&i.to_le_bytes(), id) as u32)
-        .collect()
+fn synthetic(id: u64, n: u64) -> Arc<[u32]> {
+    (0..n).map(|i| synthetic_token(id, i)).collect()
+}
+
+/// Token `i` of content `id` (see [`synthetic`]).
+fn synthetic_token(id: u64, i: u64) -> u32 {
+    xxh3_64_with_seed(&i.to_le_bytes(), id) as u32
 }
 
 /// One stream's previous prompt: its segments with their token spans, its ids and its tail.
 #[derive(Default)]
-pub(super) struct Stream {
+pub(super) struct Stream<'a> {
     /// Segments of the previous prompt with the tokens `start..end` each holds.
     segs: Vec<(Arc<Segment>, u64, u64)>,
-    /// Hash ids of the previous prompt.
-    ids: Vec<u64>,
+    /// Hash ids of the previous prompt (the trace's own).
+    ids: &'a [u64],
     /// The hash id of the next block the previous tail was taken from, and the tail's length.
     tail_of: Option<(u64, u64)>,
 }
@@ -136,13 +141,13 @@ impl Levels {
     }
 }
 
-impl Stream {
+impl<'a> Stream<'a> {
     /// The segments of a prompt of `input` tokens whose blocks are `ids`; `next` is the next
     /// request's ids (for the tail), `key` names the request (for a tail of its own).
     pub(super) fn prompt(
         &mut self,
-        blocks: &mut Blocks<'_>,
-        ids: &[u64],
+        blocks: &Blocks<'_>,
+        ids: &'a [u64],
         input: u64,
         next: Option<&[u64]>,
         levels: Levels,
@@ -161,7 +166,7 @@ impl Stream {
                 segs.push((seg, a, b));
             } else {
                 if a < shared {
-                    segs.push((blocks.piece(ids, a, shared, seg.level), a, shared));
+                    segs.push((blocks.piece((ids, None), a, shared, seg.level), a, shared));
                 }
                 break;
             }
@@ -174,7 +179,7 @@ impl Stream {
             while end < full && levels.at(end, bs) == lv {
                 end += bs;
             }
-            segs.push((blocks.piece(ids, p, end, lv), p, end));
+            segs.push((blocks.piece((ids, None), p, end, lv), p, end));
             p = end;
         }
         self.tail_of = None;
@@ -183,14 +188,13 @@ impl Stream {
             let cont = next.filter(|nx| nx.len() > ids.len() && nx[..ids.len()] == *ids);
             let seg = match cont {
                 Some(nx) if t < bs => {
-                    let mut with = ids.to_vec();
-                    with.push(nx[ids.len()]);
                     self.tail_of = Some((nx[ids.len()], t));
-                    blocks.piece(&with, full, full + t, Level::Messages)
+                    let with = (ids, Some(nx[ids.len()]));
+                    blocks.piece(with, full, full + t, Level::Messages)
                 }
                 _ => {
                     let id = xxh3_64_with_seed(key.as_bytes(), 0x7461_696c);
-                    let tokens = synthetic(id, t.min(u32::MAX as u64) as u32);
+                    let tokens = synthetic(id, t.min(u32::MAX as u64));
                     segment(id, Level::Messages, full, full + t, tokens)
                 }
             };
@@ -198,7 +202,56 @@ impl Stream {
         }
         let out = segs.iter().map(|(s, _, _)| s.clone()).collect();
         self.segs = segs;
-        self.ids = ids.to_vec();
+        self.ids = ids;
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::TraceKind;
+
+    fn trace(block_size: u64) -> Trace {
+        Trace {
+            id: "t".into(),
+            file: "t.json".into(),
+            kind: TraceKind::Mooncake,
+            block_size,
+            streams: Vec::new(),
+        }
+    }
+
+    /// A piece is the slice `from..to` of its blocks' synthetic runs laid end to end, the block
+    /// after `ids` (a tail's) included; its id depends on the span and the ids it covers.
+    #[test]
+    fn a_piece_is_its_blocks_tokens_end_to_end() {
+        let t = trace(4);
+        let blocks = Blocks::new(&t);
+        let run = |h: u64| synthetic(blocks.block_id(h), 4);
+        let ids = [10, 20, 30];
+        let p = blocks.piece((&ids, Some(40)), 6, 15, Level::Messages);
+        let (r20, r30, r40) = (run(20), run(30), run(40));
+        let want: Vec<u32> = r20[2..]
+            .iter()
+            .chain(&r30[..])
+            .chain(&r40[..3])
+            .copied()
+            .collect();
+        assert_eq!(&p.tokens[..], &want[..]);
+        assert_eq!(p.label, "tokens 6..15");
+        // Equal hashes are equal tokens; another hash is other tokens.
+        assert_eq!(
+            run(20),
+            blocks.piece((&ids, None), 4, 8, Level::Tools).tokens
+        );
+        assert_ne!(r20, r30);
+        // The same span of the same ids is the same segment; another tail block is not.
+        let q = blocks.piece((&ids, Some(40)), 6, 15, Level::Messages);
+        assert_eq!(p.id, q.id);
+        assert_ne!(
+            p.id,
+            blocks.piece((&ids, Some(41)), 6, 15, Level::Messages).id
+        );
     }
 }
