@@ -45,7 +45,7 @@ use hashbrown::hash_table::{Entry, HashTable};
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{self, HashSetKeyed, PreHashed, SeenPrefixes};
+use super::common::{self, HashKeyed, HashSetKeyed, PreHashed, SeenPrefixes};
 use super::cursor::{automatic_stop, AutoStream, ByName, Streams};
 use super::{BreakReason, CacheModel, CacheOutcome};
 use crate::prompt::Request;
@@ -256,8 +256,11 @@ pub struct PagedCache {
     /// not one per eviction (which cost a probe of a table of millions each). Empty until the
     /// first eviction: until then every hash stored is still in `by_hash` (so a pool that never
     /// evicts, such as a workload's unbounded twin, keeps no second table of every hash).
-    /// One set of block hashes per model key (8 bytes an entry; models are few).
-    stored: Vec<(u64, HashSetKeyed<u64>)>,
+    /// One set of block hashes per (model key, hash of the chain's first block): a chained
+    /// hash fixes every block before it, so only a chain with the same first block can have
+    /// cached it. Sessions that share no content then fill small sets of their own instead of
+    /// one table of every hash, whose inserts were a cache and TLB miss each.
+    stored: HashKeyed<(u64, u64), HashSetKeyed<u64>>,
     /// A block holding cached content has been evicted, so `stored` is kept (see there).
     evicted_any: bool,
     /// Slots of `by_hash` whose block was evicted, removed [`STALE_BATCH`] at a time. Until
@@ -315,7 +318,7 @@ impl PagedCache {
             allocations: 0,
             running: BinaryHeap::new(),
             runs: 0,
-            stored: Vec::new(),
+            stored: HashKeyed::default(),
             evicted_any: false,
             stale: Vec::with_capacity(STALE_BATCH),
             models: ByName::default(),
@@ -484,11 +487,13 @@ impl PagedCache {
     /// holds no hash, and a pool whose only reuses are those keeps no `stored` at all.)
     fn start_stored(&mut self) {
         self.evicted_any = true;
-        let blocks = &self.blocks;
-        let keys = self.by_hash.iter().map(|&s| blocks[slot_id(s)].key);
         debug_assert!(self.stale.is_empty(), "nothing was evicted before");
-        for (mk, h) in keys {
-            stored_of(&mut self.stored, mk).insert(h);
+        let ids: Vec<usize> = self.by_hash.iter().map(|&s| slot_id(s)).collect();
+        let firsts = first_blocks(&self.blocks, &ids);
+        for id in ids {
+            let (mk, h) = self.blocks[id].key;
+            let first = self.blocks[firsts[id]].key.1;
+            stored_of(&mut self.stored, mk, first).insert(h);
         }
     }
 
@@ -733,16 +738,39 @@ fn find(blocks: &[Block], by_hash: &HashTable<u64>, k: &(u64, u64), now: u64) ->
     }
 }
 
-/// The set of hashes stored under model key `mk` (made empty if there is none yet).
-fn stored_of(stored: &mut Vec<(u64, HashSetKeyed<u64>)>, mk: u64) -> &mut HashSetKeyed<u64> {
-    let i = match stored.iter().position(|(m, _)| *m == mk) {
-        Some(i) => i,
-        None => {
-            stored.push((mk, HashSetKeyed::default()));
-            stored.len() - 1
+/// The set of hashes stored under model key `mk` in chains whose first block hashes to
+/// `first` (made empty if there is none yet).
+fn stored_of(
+    stored: &mut HashKeyed<(u64, u64), HashSetKeyed<u64>>,
+    mk: u64,
+    first: u64,
+) -> &mut HashSetKeyed<u64> {
+    stored.entry((mk, first)).or_default()
+}
+
+/// The first block of the chain of each of the cached blocks `ids`, by block id (found through
+/// the parents, each chain walked once; a cached block's parent is cached as long as it is).
+fn first_blocks(blocks: &[Block], ids: &[usize]) -> Vec<usize> {
+    let mut first = vec![NIL; blocks.len()];
+    let mut path = Vec::new();
+    for &id in ids {
+        let mut at = id;
+        while first[at] == NIL {
+            path.push(at);
+            match blocks[at].parent() {
+                NIL => {
+                    first[at] = at;
+                    break;
+                }
+                p => at = p,
+            }
         }
-    };
-    &mut stored[i].1
+        let root = first[at];
+        for b in path.drain(..) {
+            first[b] = root;
+        }
+    }
+    first
 }
 
 /// 32 bits of key `k`'s hash (the hasher of the crate's hash-keyed maps): `by_hash` files the
@@ -941,8 +969,8 @@ impl CacheModel for PagedCache {
                 in_flight
                     || next.is_some_and(|(mk, h)| {
                         self.stored
-                            .iter()
-                            .any(|(m, set)| *m == mk && set.contains(&h))
+                            .get(&(mk, hashes[0]))
+                            .is_some_and(|set| set.contains(&h))
                     }),
             );
         let cap = prompt.saturating_sub(1) / bs;
@@ -1084,9 +1112,10 @@ impl PagedCache {
             stored_upto,
             full_pool,
         } = self.link_blocks(mk, hashes, known, times, start_vis, &mut chain);
-        if self.evicted_any {
-            let set = stored_of(&mut self.stored, mk);
-            for &h in hashes.get(prior..chain.len()).unwrap_or_default() {
+        let new = hashes.get(prior..chain.len()).unwrap_or_default();
+        if self.evicted_any && !new.is_empty() {
+            let set = stored_of(&mut self.stored, mk, hashes[0]);
+            for &h in new {
                 set.insert(h);
             }
         }
@@ -1232,5 +1261,56 @@ mod tests {
         // C's and D's blocks are still cached too: nothing was evicted.
         assert_eq!(send_on(&mut c, "c", 60_000, &[&cc]).cached_tokens, 4);
         assert_eq!(send_on(&mut c, "d", 70_000, &[&d]).cached_tokens, 4);
+    }
+
+    /// "Evicted" needs the hash after the match to have been cached once, by any stream: the
+    /// sets of stored hashes are kept per chain's first block, so a stream finds the blocks
+    /// another stream cached under the same first block, whether they were cached before the
+    /// first eviction (copied from the index then) or after it. The later prompts carry the
+    /// same tokens in segments of other ids, so no segment-level record knows them: only the
+    /// block hashes tell. Block size 2, a pool of 4.
+    #[test]
+    fn evicted_is_told_from_never_cached_across_streams() {
+        let mut c = PagedCache::new(PagedConfig {
+            block_size: 2,
+            capacity_blocks: 4,
+        });
+        let reason = |o: &CacheOutcome| o.stop.as_ref().map(|s| s.reason);
+        let same_tokens = |s: &Arc<Segment>, id: u64| {
+            Arc::new(Segment {
+                id,
+                label: format!("s{id}"),
+                ..(**s).clone()
+            })
+        };
+        let (s1, s2, s3, s4, s5) = (seg(1, 8), seg(2, 4), seg(3, 2), seg(4, 6), seg(5, 2));
+        // A caches s1's 4 blocks; B's 2 blocks evict the last two (tail first): the first
+        // eviction.
+        send_on(&mut c, "a", 0, &[&s1]);
+        send_on(&mut c, "b", 10_000, &[&s2]);
+        // C has s1's tokens: its first two blocks are still cached, the third was evicted.
+        let o = send_on(&mut c, "c", 20_000, &[&same_tokens(&s1, 11), &s3]);
+        assert_eq!(
+            (o.cached_tokens, reason(&o)),
+            (4, Some(BreakReason::Evicted))
+        );
+        // D's s4 was never cached: not an eviction. D caches it (after the first eviction).
+        let o = send_on(&mut c, "d", 30_000, &[&s4]);
+        assert_eq!(
+            (o.cached_tokens, reason(&o)),
+            (0, Some(BreakReason::PrefixChanged))
+        );
+        // B again: its blocks were evicted for C's and D's; it evicts D's last block.
+        let o = send_on(&mut c, "b", 40_000, &[&s2]);
+        assert_eq!(
+            (o.cached_tokens, reason(&o)),
+            (0, Some(BreakReason::Evicted))
+        );
+        // E has s4's tokens: two blocks still cached, the third evicted.
+        let o = send_on(&mut c, "e", 50_000, &[&same_tokens(&s4, 14), &s5]);
+        assert_eq!(
+            (o.cached_tokens, reason(&o)),
+            (4, Some(BreakReason::Evicted))
+        );
     }
 }
