@@ -298,6 +298,53 @@ fn import_trace_round_trips_through_run() {
     }
 }
 
+/// `--keepalive INTERVAL` pings a stream through its idle gaps: one session of 80 blocks
+/// (1,280 tokens) at 0 s and 81 blocks at 700 s under a 5-minute TTL. Without pings (or with
+/// `off`, or pings 6 min apart) the entry has expired and both prompts are recomputed (2,576
+/// tokens); pings every 4m30s keep the first prompt cached, so only the second's 1,296 are.
+/// A bad interval is exit 2 with the fix.
+#[test]
+fn keepalive_pings_keep_an_entry_alive_through_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second): (Vec<u64>, Vec<u64>) = ((1..=80).collect(), (1..=81).collect());
+    std::fs::write(
+        dir.path().join("a.json"),
+        pair_trace("a", &[(0.0, &first), (700.0, &second)]),
+    )
+    .unwrap();
+    let recomputed = |extra: &[&str]| -> u64 {
+        let o = bin()
+            .args(["workload", "--cache", "anthropic", "--ttl", "5m"])
+            .args(extra)
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let row = out
+            .lines()
+            .find(|l| l.starts_with("anthropic"))
+            .expect("totals row");
+        row.split_whitespace().nth(3).unwrap().parse().unwrap()
+    };
+    assert_eq!(recomputed(&[]), 2576);
+    assert_eq!(recomputed(&["--keepalive", "off"]), 2576);
+    assert_eq!(recomputed(&["--keepalive", "6m"]), 2576);
+    assert_eq!(recomputed(&["--keepalive", "4m30s"]), 1296);
+    let o = bin()
+        .args(["workload", "--keepalive", "4x"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("expected `off` or a duration"), "{err}");
+}
+
 #[test]
 fn bad_trace_input_exits_2_naming_file_request_and_hint() {
     let dir = tempfile::tempdir().unwrap();

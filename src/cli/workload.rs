@@ -63,7 +63,7 @@ pub struct WorkloadArgs {
     pub ttl: Option<Duration>,
     /// Keep-alive pings during idle gaps, every this long (`4m30s`; `off`: none).
     #[arg(long, value_name = "INTERVAL", value_parser = parse_keepalive)]
-    pub keepalive: Option<Option<Duration>>,
+    pub keepalive: Option<Keepalive>,
     /// An axis: `kv-blocks=1k..1M` (log steps), `ttl=5m,1h`, `keepalive=off,4m30s` (repeatable;
     /// the grid is the cross product, as for `plancache sweep -L`; `--sweep` is the old spelling).
     #[arg(
@@ -104,12 +104,18 @@ fn parse_count(s: &str) -> Result<u64, String> {
     }
 }
 
-fn parse_keepalive(s: &str) -> Result<Option<Duration>, String> {
+/// A `--keepalive` value: the interval of the pings, `None` for `off`. (A newtype: clap reads
+/// a bare `Option<Option<_>>` field as a flag whose value may be left out, and then panics on
+/// the parser's `Option`.)
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Keepalive(pub Option<Duration>);
+
+fn parse_keepalive(s: &str) -> Result<Keepalive, String> {
     if s == "off" {
-        return Ok(None);
+        return Ok(Keepalive(None));
     }
     humantime::parse_duration(s)
-        .map(Some)
+        .map(|d| Keepalive(Some(d)))
         .map_err(|e| format!("`{s}`: {e} (expected `off` or a duration such as 4m30s)"))
 }
 
@@ -237,7 +243,10 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
         traces,
         opts: BuildOptions {
             model: args.model.clone(),
-            keepalive_ms: args.keepalive.flatten().map(|d| d.as_millis() as u64),
+            keepalive_ms: args
+                .keepalive
+                .and_then(|k| k.0)
+                .map(|d| d.as_millis() as u64),
             shared_pool: false,
         },
         prices,
@@ -501,7 +510,7 @@ fn grid(
             let keeps = axes
                 .keeps
                 .clone()
-                .unwrap_or_else(|| vec![args.keepalive.flatten()]);
+                .unwrap_or_else(|| vec![args.keepalive.and_then(|k| k.0)]);
             for &k in &keeps {
                 for &t in &ttls {
                     points.push(GridPoint {
