@@ -158,3 +158,58 @@ fn bad_input_names_the_file_and_request() {
     let p = write(dir.path(), "nope.json", "[1,2]");
     assert!(matches!(trace::read(&p), Err(TraceError::Format { .. })));
 }
+
+/// Each stream keeps its requests' ids in one shared buffer (`trace::HashIds`): on every bundled
+/// trace, every request of every stream (subagents included) reads back exactly the `hash_ids`
+/// of its entry in the file, read here with `serde_json::Value`.
+#[test]
+fn every_bundled_request_reads_back_its_own_ids() {
+    let ids_of = |v: &serde_json::Value| -> Vec<u64> {
+        v["hash_ids"]
+            .as_array()
+            .expect("hash_ids")
+            .iter()
+            .map(|x| x.as_u64().expect("an id"))
+            .collect()
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 87);
+    let (mut requests, mut streams) = (0, 0);
+    for f in &files {
+        let t = trace::read(f).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        // The file's streams as the importer orders them: main, then subagents in file order.
+        let mut want: Vec<Vec<Vec<u64>>> = vec![Vec::new()];
+        for e in v["requests"].as_array().unwrap() {
+            if e["type"] == "subagent" {
+                want.push(
+                    e["requests"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(ids_of)
+                        .collect(),
+                );
+            } else {
+                want[0].push(ids_of(e));
+            }
+        }
+        let got: Vec<Vec<Vec<u64>>> = t
+            .streams
+            .iter()
+            .map(|s| s.requests.iter().map(|r| r.hash_ids.to_vec()).collect())
+            .collect();
+        assert_eq!(got, want, "{}", f.display());
+        streams += got.len();
+        requests += got.iter().map(Vec::len).sum::<usize>();
+    }
+    // The README's count of the bundled set.
+    assert_eq!(requests, 6_368);
+    assert!(streams > files.len(), "the set has subagent streams");
+}

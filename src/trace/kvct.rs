@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{secs_to_ms, Trace, TraceError, TraceKind, TraceRequest, TraceStream};
+use super::{secs_to_ms, StreamBuilder, Trace, TraceError, TraceKind, TraceRequest};
 
 #[derive(Deserialize)]
 struct Header {
@@ -140,13 +140,13 @@ fn parse_fast(file: &Path, text: &str) -> Option<Result<Trace, TraceError>> {
             let stream = out.subagent(agent_id, tools, system);
             for sub in e.requests? {
                 match request(sub.req()?, offset, block_size, file, index) {
-                    Ok(r) => stream.requests.push(r),
+                    Ok((r, ids)) => stream.push(r, &ids),
                     Err(err) => return Some(Err(err)),
                 }
             }
         } else {
             match request(e.req()?, 0, block_size, file, index) {
-                Ok(r) => out.main.requests.push(r),
+                Ok((r, ids)) => out.main.push(r, &ids),
                 Err(err) => return Some(Err(err)),
             }
         }
@@ -185,15 +185,13 @@ pub(super) fn parse_slow(file: &Path, text: &str) -> Result<Trace, TraceError> {
             let stream = out.subagent(s.agent_id, s.tool_tokens, s.system_tokens);
             for sv in &s.requests {
                 let r = Req::deserialize(sv).map_err(|e| bad(e, REQ_HINT))?;
-                stream
-                    .requests
-                    .push(request(r, offset, block_size, file, index)?);
+                let (r, ids) = request(r, offset, block_size, file, index)?;
+                stream.push(r, &ids);
             }
         } else {
             let r = Req::deserialize(v).map_err(|e| bad(e, REQ_HINT))?;
-            out.main
-                .requests
-                .push(request(r, 0, block_size, file, index)?);
+            let (r, ids) = request(r, 0, block_size, file, index)?;
+            out.main.push(r, &ids);
         }
     }
     Ok(out.finish(file, h.id, block_size))
@@ -203,20 +201,15 @@ pub(super) fn parse_slow(file: &Path, text: &str) -> Result<Trace, TraceError> {
 /// subagent entry in file order.
 struct Streams {
     /// The main conversation (the header's tool and system sizes).
-    main: TraceStream,
+    main: StreamBuilder,
     /// One stream per subagent entry, in file order.
-    subs: Vec<TraceStream>,
+    subs: Vec<StreamBuilder>,
 }
 
 impl Streams {
     fn new(tool_tokens: u64, system_tokens: u64) -> Self {
         Streams {
-            main: TraceStream {
-                name: "main".into(),
-                tool_tokens,
-                system_tokens,
-                requests: Vec::new(),
-            },
+            main: StreamBuilder::new("main".into(), tool_tokens, system_tokens),
             subs: Vec::new(),
         }
     }
@@ -228,21 +221,17 @@ impl Streams {
         agent_id: Option<String>,
         tool_tokens: u64,
         system_tokens: u64,
-    ) -> &mut TraceStream {
+    ) -> &mut StreamBuilder {
         let name = agent_id.unwrap_or_else(|| format!("subagent{}", self.subs.len() + 1));
-        self.subs.push(TraceStream {
-            name,
-            tool_tokens,
-            system_tokens,
-            requests: Vec::new(),
-        });
+        self.subs
+            .push(StreamBuilder::new(name, tool_tokens, system_tokens));
         self.subs.last_mut().expect("just pushed")
     }
 
     /// The trace: `id` from the header, else the file's stem.
     fn finish(self, file: &Path, id: Option<String>, block_size: u64) -> Trace {
-        let mut streams = vec![self.main];
-        streams.extend(self.subs);
+        let mut streams = vec![self.main.finish()];
+        streams.extend(self.subs.into_iter().map(StreamBuilder::finish));
         Trace {
             id: id.unwrap_or_else(|| stem(file)),
             file: file.to_path_buf(),
@@ -255,13 +244,14 @@ impl Streams {
 
 const REQ_HINT: &str = "each request needs `t`, `in`, `out` and `hash_ids`";
 
+/// The request `r`, and its ids apart (see [`StreamBuilder::push`]).
 fn request(
     r: Req,
     offset_ms: u64,
     block_size: u64,
     file: &Path,
     index: usize,
-) -> Result<TraceRequest, TraceError> {
+) -> Result<(TraceRequest, Vec<u64>), TraceError> {
     if r.hash_ids.len() as u64 * block_size > r.input + block_size {
         return Err(TraceError::Request {
             file: file.to_path_buf(),
@@ -274,16 +264,17 @@ fn request(
             hint: "`hash_ids` holds one id per block of `block_size` prompt tokens",
         });
     }
-    Ok(TraceRequest {
+    let request = TraceRequest {
         sent_at_ms: offset_ms + secs_to_ms(r.t),
         model: r.model,
         input_tokens: r.input,
         output_tokens: r.out,
-        hash_ids: r.hash_ids,
+        hash_ids: Default::default(),
         api_time_ms: secs_to_ms(r.api_time),
         ttft_ms: r.ttft.map(secs_to_ms),
         think_time_ms: secs_to_ms(r.think_time),
-    })
+    };
+    Ok((request, r.hash_ids))
 }
 
 pub(super) fn stem(file: &Path) -> String {

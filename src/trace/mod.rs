@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+pub use ids::HashIds;
+use ids::StreamIds;
+
 /// Why a trace could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -77,8 +80,9 @@ pub struct TraceRequest {
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
-    /// One id per full block of the prompt, in prompt order.
-    pub hash_ids: Vec<u64>,
+    /// One id per full block of the prompt, in prompt order (kept once per stream: see
+    /// [`HashIds`]).
+    pub hash_ids: HashIds,
     /// Time from send to the last output token, in ms (0 when the trace does not say).
     pub api_time_ms: u64,
     /// Time-to-first-token in ms when recorded.
@@ -122,6 +126,46 @@ pub struct Trace {
     pub streams: Vec<TraceStream>,
 }
 
+/// A stream as its requests are read: each request's ids are kept apart, in the stream's
+/// shared buffer, until the stream is complete.
+struct StreamBuilder {
+    /// The stream, its requests with their ids still to be given.
+    stream: TraceStream,
+    /// Their ids.
+    ids: StreamIds,
+}
+
+impl StreamBuilder {
+    /// An empty stream.
+    fn new(name: String, tool_tokens: u64, system_tokens: u64) -> Self {
+        StreamBuilder {
+            stream: TraceStream {
+                name,
+                tool_tokens,
+                system_tokens,
+                requests: Vec::new(),
+            },
+            ids: StreamIds::default(),
+        }
+    }
+
+    /// Adds the next request, whose ids are `ids` (its own `hash_ids` are set by
+    /// [`StreamBuilder::finish`]).
+    fn push(&mut self, request: TraceRequest, ids: &[u64]) {
+        self.ids.push(ids);
+        self.stream.requests.push(request);
+    }
+
+    /// The stream, each request with its ids.
+    fn finish(self) -> TraceStream {
+        let mut stream = self.stream;
+        for (r, ids) in stream.requests.iter_mut().zip(self.ids.finish()) {
+            r.hash_ids = ids;
+        }
+        stream
+    }
+}
+
 impl Trace {
     /// Number of requests over all streams.
     pub fn request_count(&self) -> usize {
@@ -129,6 +173,7 @@ impl Trace {
     }
 }
 
+mod ids;
 mod kvct;
 mod mooncake_jsonl;
 pub mod prefix;

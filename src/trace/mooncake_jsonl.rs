@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{Trace, TraceError, TraceKind, TraceRequest, TraceStream};
+use super::{StreamBuilder, Trace, TraceError, TraceKind, TraceRequest};
 
 #[derive(Deserialize)]
 struct Line {
@@ -21,7 +21,8 @@ pub const MOONCAKE_BLOCK_SIZE: u64 = 512;
 
 /// Parses one Mooncake JSONL trace as a single `main` stream.
 pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
-    let mut requests = Vec::new();
+    let mut stream = StreamBuilder::new("main".into(), 0, 0);
+    let mut prev = None;
     for (index, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
         let l: Line = serde_json::from_str(line).map_err(|e| TraceError::Request {
             file: file.to_path_buf(),
@@ -29,7 +30,7 @@ pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
             detail: e.to_string(),
             hint: "each line needs `timestamp`, `input_length`, `output_length`, `hash_ids`",
         })?;
-        if let Some(prev) = requests.last().map(|r: &TraceRequest| r.sent_at_ms) {
+        if let Some(prev) = prev {
             if l.timestamp < prev {
                 return Err(TraceError::Request {
                     file: file.to_path_buf(),
@@ -39,27 +40,24 @@ pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
                 });
             }
         }
-        requests.push(TraceRequest {
+        prev = Some(l.timestamp);
+        let request = TraceRequest {
             sent_at_ms: l.timestamp,
             model: String::new(),
             input_tokens: l.input_length,
             output_tokens: l.output_length,
-            hash_ids: l.hash_ids,
+            hash_ids: Default::default(),
             api_time_ms: 0,
             ttft_ms: None,
             think_time_ms: 0,
-        });
+        };
+        stream.push(request, &l.hash_ids);
     }
     Ok(Trace {
         id: super::kvct::stem(file),
         file: file.to_path_buf(),
         kind: TraceKind::Mooncake,
         block_size: MOONCAKE_BLOCK_SIZE,
-        streams: vec![TraceStream {
-            name: "main".into(),
-            tool_tokens: 0,
-            system_tokens: 0,
-            requests,
-        }],
+        streams: vec![stream.finish()],
     })
 }
