@@ -81,7 +81,7 @@ impl StreamIds {
     pub fn push(&mut self, ids: &[u64]) {
         let last = self.ranges.last().cloned().unwrap_or(0..0);
         let prev = &self.buf[last.clone()];
-        let shared = prev.iter().zip(ids).take_while(|(a, b)| a == b).count();
+        let shared = common_len(prev, ids);
         let range = if shared == ids.len() {
             // A prefix of the previous request (or the same ids): nothing new to keep.
             last.start..last.start + shared
@@ -106,10 +106,127 @@ impl StreamIds {
         })
     }
 
+    /// The ids of the last request pushed (none: empty).
+    pub fn last(&self) -> &[u64] {
+        self.ranges.last().map_or(&[], |r| &self.buf[r.clone()])
+    }
+
     /// Ids kept in the buffer.
     #[cfg(test)]
     fn kept(&self) -> usize {
         self.buf.len()
+    }
+}
+
+/// How many leading elements `a` and `b` share, compared a chunk at a time (a chunk's
+/// equality is one wide comparison; the loop element by element is not vectorised).
+fn common_len<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    const CHUNK: usize = 32;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + CHUNK <= n && a[i..i + CHUNK] == b[i..i + CHUNK] {
+        i += CHUNK;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// Commas in `t`, counted in byte-wide sums of at most 255 (a sum as wide as the count took
+/// two bytes a step).
+fn commas(t: &[u8]) -> usize {
+    t.chunks(255)
+        .map(|c| usize::from(c.iter().map(|&b| u8::from(b == b',')).sum::<u8>()))
+        .sum()
+}
+
+/// Reads the JSON array of ids whose text is `raw` into `out`, given the text and ids of the
+/// stream's previous request (`prev`; empty text: none). The two texts' common start, up to its
+/// last comma, is the previous request's leading ids, copied instead of parsed again: a trace
+/// writes each prompt whole, so most of a request's ids are those. The rest is read as plain
+/// integers (no sign, fraction, exponent or leading zero; JSON whitespace between them).
+/// Returns false for any other text: the caller then has serde_json read it, which accepts or
+/// rejects it as it always did.
+pub(super) fn read_json_ids(raw: &str, prev: (&str, &[u64]), out: &mut Vec<u64>) -> bool {
+    let r = raw.as_bytes();
+    let common = common_len(r, prev.0.as_bytes());
+    let cut = r[..common]
+        .iter()
+        .rposition(|&b| b == b',')
+        .map_or(0, |i| i + 1);
+    let kept = commas(&r[..cut]);
+    let Some(leading) = prev.1.get(..kept) else {
+        return false;
+    };
+    out.clear();
+    out.extend_from_slice(leading);
+    let mut at = Scan { r, i: cut };
+    if cut == 0 {
+        if !at.eat(b'[') {
+            return false;
+        }
+        if at.eat(b']') {
+            return at.end();
+        }
+    }
+    loop {
+        let Some(id) = at.integer() else {
+            return false;
+        };
+        out.push(id);
+        if at.eat(b']') {
+            return at.end();
+        }
+        if !at.eat(b',') {
+            return false;
+        }
+    }
+}
+
+/// A position in a JSON text being read.
+struct Scan<'a> {
+    /// The text.
+    r: &'a [u8],
+    /// The next byte to read.
+    i: usize,
+}
+
+impl Scan<'_> {
+    /// Skips JSON whitespace.
+    fn space(&mut self) {
+        while self.r.get(self.i).is_some_and(|b| b" \t\n\r".contains(b)) {
+            self.i += 1;
+        }
+    }
+
+    /// Reads `b` after any whitespace, if it is next.
+    fn eat(&mut self, b: u8) -> bool {
+        self.space();
+        let next = self.r.get(self.i) == Some(&b);
+        self.i += usize::from(next);
+        next
+    }
+
+    /// Reads an unsigned integer after any whitespace: digits, no leading zero, at most
+    /// `u64::MAX` (anything else: `None`).
+    fn integer(&mut self) -> Option<u64> {
+        self.space();
+        let start = self.i;
+        let mut v: u64 = 0;
+        while let Some(d) = self.r.get(self.i).filter(|b| b.is_ascii_digit()) {
+            v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+            self.i += 1;
+        }
+        let digits = self.i - start;
+        (digits == 1 || (digits > 1 && self.r[start] != b'0')).then_some(v)
+    }
+
+    /// Only whitespace is left.
+    fn end(&mut self) -> bool {
+        self.space();
+        self.i == self.r.len()
     }
 }
 
@@ -146,5 +263,51 @@ mod tests {
         assert_eq!(format!("{:?}", ids[3]), "[1, 2]");
         assert_eq!(ids[1].iter().sum::<u64>(), 15);
         assert!(HashIds::default().is_empty());
+    }
+
+    /// A request's array is read whole, or from the last comma it shares with the previous
+    /// request's text; whatever serde_json would read otherwise (or reject) is left to it.
+    #[test]
+    fn json_ids_are_read_past_the_text_shared_with_the_previous_request() {
+        let read = |raw: &str, prev: (&str, &[u64])| {
+            let mut out = vec![99];
+            read_json_ids(raw, prev, &mut out).then_some(out)
+        };
+        let none: (&str, &[u64]) = ("", &[]);
+        assert_eq!(read("[1,2,3]", none), Some(vec![1, 2, 3]));
+        assert_eq!(
+            read(" [ 10 ,\n 0 , 18446744073709551615 ] ", none),
+            Some(vec![10, 0, u64::MAX])
+        );
+        assert_eq!(read("[]", none), Some(vec![]));
+        assert_eq!(read("[ ]", none), Some(vec![]));
+        // The shared text's ids come from the previous request, not from parsing: a previous
+        // request given other ids for the same text shows which were copied.
+        let prev: (&str, &[u64]) = ("[1,2,3]", &[7, 8, 9]);
+        assert_eq!(read("[1,2,3,4]", prev), Some(vec![7, 8, 3, 4]));
+        assert_eq!(read("[1,2,34]", prev), Some(vec![7, 8, 34]));
+        assert_eq!(read("[1,2]", prev), Some(vec![7, 2]));
+        assert_eq!(read("[5]", prev), Some(vec![5]));
+        // A previous text that claims more ids than it had is not trusted.
+        assert_eq!(read("[1,2,3,4]", ("[1,2,3]", &[7])), None);
+        // Left to serde_json: not plain unsigned integers, or not one array.
+        for bad in [
+            "[01]",
+            "[-1]",
+            "[1.0]",
+            "[1e3]",
+            "[18446744073709551616]",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "[1]x",
+            "[\"1\"]",
+            "{}",
+            "[",
+            "",
+        ] {
+            assert_eq!(read(bad, none), None, "{bad}");
+            assert!(serde_json::from_str::<Vec<u64>>(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::{secs_to_ms, StreamBuilder, Trace, TraceError, TraceKind, TraceRequest};
 
@@ -17,15 +18,16 @@ struct Header {
     requests: Vec<serde_json::Value>,
 }
 
+/// A request entry, its ids as `I` (a `Vec<u64>`, or their JSON text on the fast path).
 #[derive(Deserialize)]
-struct Req {
+struct Req<I> {
     t: f64,
     #[serde(default)]
     model: String,
     #[serde(rename = "in")]
     input: u64,
     out: u64,
-    hash_ids: Vec<u64>,
+    hash_ids: I,
     #[serde(default)]
     api_time: f64,
     #[serde(default)]
@@ -48,22 +50,25 @@ struct Sub {
 /// tree): the fields the slow path requires are optional here, and any missing one, or any
 /// error at all, sends the file to [`parse`], which reports it as before.
 #[derive(Deserialize)]
-struct FastFile {
+struct FastFile<'a> {
     id: Option<String>,
     block_size: Option<u64>,
     #[serde(default)]
     tool_tokens: u64,
     #[serde(default)]
     system_tokens: u64,
-    requests: Vec<FastEntry>,
+    #[serde(borrow)]
+    requests: Vec<FastEntry<'a>>,
 }
 
 /// A request or a subagent entry (`type` says which). The fast path may only be stricter than
 /// the slow one, never more lenient: a field is typed as [`Req`] types it, required ones are
 /// optional here (missing: the slow path reports it), and a field only a subagent reads is kept
 /// as a value (`Some(null)` when present but null) and checked as [`Sub`] would.
+/// `hash_ids` is kept as its JSON text, read by [`StreamBuilder`] past what it shares with the
+/// previous request's.
 #[derive(Deserialize)]
-struct FastEntry {
+struct FastEntry<'a> {
     #[serde(rename = "type", default, deserialize_with = "present")]
     kind: Option<serde_json::Value>,
     t: Option<f64>,
@@ -72,7 +77,8 @@ struct FastEntry {
     #[serde(rename = "in")]
     input: Option<u64>,
     out: Option<u64>,
-    hash_ids: Option<Vec<u64>>,
+    #[serde(borrow)]
+    hash_ids: Option<&'a RawValue>,
     #[serde(default)]
     api_time: f64,
     #[serde(default)]
@@ -84,7 +90,8 @@ struct FastEntry {
     tool_tokens: Option<serde_json::Value>,
     #[serde(default, deserialize_with = "present")]
     system_tokens: Option<serde_json::Value>,
-    requests: Option<Vec<FastEntry>>,
+    #[serde(borrow)]
+    requests: Option<Vec<FastEntry<'a>>>,
 }
 
 /// A field that is present, whatever its value (`null` included).
@@ -101,15 +108,15 @@ fn sub_tokens(v: Option<serde_json::Value>) -> Option<u64> {
     }
 }
 
-impl FastEntry {
+impl<'a> FastEntry<'a> {
     /// The entry as a plain request, if it has what [`Req`] requires.
-    fn req(self) -> Option<Req> {
+    fn req(self) -> Option<Req<&'a str>> {
         Some(Req {
             t: self.t?,
             model: self.model,
             input: self.input?,
             out: self.out?,
-            hash_ids: self.hash_ids?,
+            hash_ids: self.hash_ids?.get(),
             api_time: self.api_time,
             think_time: self.think_time,
             ttft: self.ttft,
@@ -126,6 +133,8 @@ impl FastEntry {
 /// reads the same trace).
 fn parse_fast(file: &Path, text: &str) -> Option<Result<Trace, TraceError>> {
     let h: FastFile = serde_json::from_str(text).ok()?;
+    // Each request's ids, read in turn (one buffer, reused).
+    let mut ids = Vec::new();
     let block_size = h.block_size.unwrap_or(64).max(1);
     let mut out = Streams::new(h.tool_tokens, h.system_tokens);
     for (index, e) in h.requests.into_iter().enumerate() {
@@ -139,14 +148,22 @@ fn parse_fast(file: &Path, text: &str) -> Option<Result<Trace, TraceError>> {
             let (tools, system) = (sub_tokens(e.tool_tokens)?, sub_tokens(e.system_tokens)?);
             let stream = out.subagent(agent_id, tools, system);
             for sub in e.requests? {
-                match request(sub.req()?, offset, block_size, file, index) {
-                    Ok((r, ids)) => stream.push(r, &ids),
+                let r = sub.req()?;
+                if !stream.read_ids(r.hash_ids, &mut ids) {
+                    return None;
+                }
+                match request(r, ids.len(), offset, block_size, file, index) {
+                    Ok((r, text)) => stream.push(r, &ids, text),
                     Err(err) => return Some(Err(err)),
                 }
             }
         } else {
-            match request(e.req()?, 0, block_size, file, index) {
-                Ok((r, ids)) => out.main.push(r, &ids),
+            let r = e.req()?;
+            if !out.main.read_ids(r.hash_ids, &mut ids) {
+                return None;
+            }
+            match request(r, ids.len(), 0, block_size, file, index) {
+                Ok((r, text)) => out.main.push(r, &ids, text),
                 Err(err) => return Some(Err(err)),
             }
         }
@@ -184,14 +201,16 @@ pub(super) fn parse_slow(file: &Path, text: &str) -> Result<Trace, TraceError> {
             let offset = secs_to_ms(s.t);
             let stream = out.subagent(s.agent_id, s.tool_tokens, s.system_tokens);
             for sv in &s.requests {
-                let r = Req::deserialize(sv).map_err(|e| bad(e, REQ_HINT))?;
-                let (r, ids) = request(r, offset, block_size, file, index)?;
-                stream.push(r, &ids);
+                let r = Req::<Vec<u64>>::deserialize(sv).map_err(|e| bad(e, REQ_HINT))?;
+                let n = r.hash_ids.len();
+                let (r, ids) = request(r, n, offset, block_size, file, index)?;
+                stream.push(r, &ids, "");
             }
         } else {
-            let r = Req::deserialize(v).map_err(|e| bad(e, REQ_HINT))?;
-            let (r, ids) = request(r, 0, block_size, file, index)?;
-            out.main.push(r, &ids);
+            let r = Req::<Vec<u64>>::deserialize(v).map_err(|e| bad(e, REQ_HINT))?;
+            let n = r.hash_ids.len();
+            let (r, ids) = request(r, n, 0, block_size, file, index)?;
+            out.main.push(r, &ids, "");
         }
     }
     Ok(out.finish(file, h.id, block_size))
@@ -199,14 +218,14 @@ pub(super) fn parse_slow(file: &Path, text: &str) -> Result<Trace, TraceError> {
 
 /// The streams of a kv-cache-tester trace as they are read, by both paths: `main`, then each
 /// subagent entry in file order.
-struct Streams {
+struct Streams<'a> {
     /// The main conversation (the header's tool and system sizes).
-    main: StreamBuilder,
+    main: StreamBuilder<'a>,
     /// One stream per subagent entry, in file order.
-    subs: Vec<StreamBuilder>,
+    subs: Vec<StreamBuilder<'a>>,
 }
 
-impl Streams {
+impl<'a> Streams<'a> {
     fn new(tool_tokens: u64, system_tokens: u64) -> Self {
         Streams {
             main: StreamBuilder::new("main".into(), tool_tokens, system_tokens),
@@ -221,7 +240,7 @@ impl Streams {
         agent_id: Option<String>,
         tool_tokens: u64,
         system_tokens: u64,
-    ) -> &mut StreamBuilder {
+    ) -> &mut StreamBuilder<'a> {
         let name = agent_id.unwrap_or_else(|| format!("subagent{}", self.subs.len() + 1));
         self.subs
             .push(StreamBuilder::new(name, tool_tokens, system_tokens));
@@ -244,21 +263,21 @@ impl Streams {
 
 const REQ_HINT: &str = "each request needs `t`, `in`, `out` and `hash_ids`";
 
-/// The request `r`, and its ids apart (see [`StreamBuilder::push`]).
-fn request(
-    r: Req,
+/// The request `r`, which has `n_ids` ids, and its ids apart (see [`StreamBuilder::push`]).
+fn request<I>(
+    r: Req<I>,
+    n_ids: usize,
     offset_ms: u64,
     block_size: u64,
     file: &Path,
     index: usize,
-) -> Result<(TraceRequest, Vec<u64>), TraceError> {
-    if r.hash_ids.len() as u64 * block_size > r.input + block_size {
+) -> Result<(TraceRequest, I), TraceError> {
+    if n_ids as u64 * block_size > r.input + block_size {
         return Err(TraceError::Request {
             file: file.to_path_buf(),
             index,
             detail: format!(
-                "{} hash blocks of {block_size} tokens exceed `in` = {}",
-                r.hash_ids.len(),
+                "{n_ids} hash blocks of {block_size} tokens exceed `in` = {}",
                 r.input
             ),
             hint: "`hash_ids` holds one id per block of `block_size` prompt tokens",

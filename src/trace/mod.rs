@@ -128,14 +128,16 @@ pub struct Trace {
 
 /// A stream as its requests are read: each request's ids are kept apart, in the stream's
 /// shared buffer, until the stream is complete.
-struct StreamBuilder {
+struct StreamBuilder<'a> {
     /// The stream, its requests with their ids still to be given.
     stream: TraceStream,
     /// Their ids.
     ids: StreamIds,
+    /// The JSON text the last request's ids were read from (empty: not known).
+    text: &'a str,
 }
 
-impl StreamBuilder {
+impl<'a> StreamBuilder<'a> {
     /// An empty stream.
     fn new(name: String, tool_tokens: u64, system_tokens: u64) -> Self {
         StreamBuilder {
@@ -146,13 +148,25 @@ impl StreamBuilder {
                 requests: Vec::new(),
             },
             ids: StreamIds::default(),
+            text: "",
         }
     }
 
-    /// Adds the next request, whose ids are `ids` (its own `hash_ids` are set by
-    /// [`StreamBuilder::finish`]).
-    fn push(&mut self, request: TraceRequest, ids: &[u64]) {
+    /// Reads the next request's ids from the JSON text of their array into `out`, past the
+    /// text it shares with the previous request's (see [`ids::read_json_ids`]), or else with
+    /// serde_json; false when the text is not an array of unsigned 64-bit integers.
+    fn read_ids(&self, text: &str, out: &mut Vec<u64>) -> bool {
+        ids::read_json_ids(text, (self.text, self.ids.last()), out)
+            || serde_json::from_str::<Vec<u64>>(text)
+                .map(|v| *out = v)
+                .is_ok()
+    }
+
+    /// Adds the next request, whose ids are `ids`, read from the JSON text `text` (empty: not
+    /// read from JSON text); its own `hash_ids` are set by [`StreamBuilder::finish`].
+    fn push(&mut self, request: TraceRequest, ids: &[u64], text: &'a str) {
         self.ids.push(ids);
+        self.text = text;
         self.stream.requests.push(request);
     }
 

@@ -51,7 +51,7 @@ pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
             ttft_ms: None,
             think_time_ms: 0,
         };
-        stream.push(request, &l.hash_ids);
+        stream.push(request, &l.hash_ids, "");
     }
     Ok(Trace {
         id: super::kvct::stem(file),
