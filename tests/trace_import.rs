@@ -157,6 +157,28 @@ fn bad_input_names_the_file_and_request() {
     assert_eq!(e.exit_code(), 2);
     let p = write(dir.path(), "nope.json", "[1,2]");
     assert!(matches!(trace::read(&p), Err(TraceError::Format { .. })));
+    // Ids that are not unsigned integers, in a request whose array starts as the previous
+    // one's (the part read past the shared text), are reported at that request.
+    for ids in [
+        "[1, 2, -3]",
+        "[1, 2, 3.5]",
+        "[1, 2, \"3\"]",
+        "[1, 2, 99999999999999999999]",
+    ] {
+        let p = write(
+            dir.path(),
+            "ids.json",
+            &format!(
+                r#"{{"requests":[{{"t":0,"in":200,"out":1,"hash_ids":[1, 2]}},{{"t":1,"in":300,"out":1,"hash_ids":{ids}}}]}}"#
+            ),
+        );
+        let e = trace::read(&p).unwrap_err();
+        assert!(
+            matches!(e, TraceError::Request { index: 1, .. }),
+            "{ids}: {e}"
+        );
+        assert!(e.to_string().contains("ids.json"), "{e}");
+    }
 }
 
 /// Each stream keeps its requests' ids in one shared buffer (`trace::HashIds`): on every bundled

@@ -148,27 +148,37 @@ fn parse_fast(file: &Path, text: &str) -> Option<Result<Trace, TraceError>> {
             let (tools, system) = (sub_tokens(e.tool_tokens)?, sub_tokens(e.system_tokens)?);
             let stream = out.subagent(agent_id, tools, system);
             for sub in e.requests? {
-                let r = sub.req()?;
-                if !stream.read_ids(r.hash_ids, &mut ids) {
-                    return None;
-                }
-                match request(r, ids.len(), offset, block_size, file, index) {
-                    Ok((r, text)) => stream.push(r, &ids, text),
-                    Err(err) => return Some(Err(err)),
+                let at = (offset, block_size, file, index);
+                if let Err(err) = push_fast(stream, sub.req()?, at, &mut ids)? {
+                    return Some(Err(err));
                 }
             }
         } else {
-            let r = e.req()?;
-            if !out.main.read_ids(r.hash_ids, &mut ids) {
-                return None;
-            }
-            match request(r, ids.len(), 0, block_size, file, index) {
-                Ok((r, text)) => out.main.push(r, &ids, text),
-                Err(err) => return Some(Err(err)),
+            let at = (0, block_size, file, index);
+            if let Err(err) = push_fast(&mut out.main, e.req()?, at, &mut ids)? {
+                return Some(Err(err));
             }
         }
     }
     Some(Ok(out.finish(file, h.id, block_size)))
+}
+
+/// Adds the fast path's request `r` to `stream` (`at`: its stream's time offset, the block size,
+/// the file and the entry's index), its ids read into `ids` first; `None` when they are not an
+/// array of unsigned integers (the slow path then reports it).
+fn push_fast<'a>(
+    stream: &mut StreamBuilder<'a>,
+    r: Req<&'a str>,
+    (offset, block_size, file, index): (u64, u64, &Path, usize),
+    ids: &mut Vec<u64>,
+) -> Option<Result<(), TraceError>> {
+    if !stream.read_ids(r.hash_ids, ids) {
+        return None;
+    }
+    Some(
+        request(r, ids.len(), offset, block_size, file, index)
+            .map(|(r, text)| stream.push(r, ids, text)),
+    )
 }
 
 /// Parses one kv-cache-tester trace, in one pass when it is well formed.
