@@ -170,6 +170,11 @@ impl<'a> StreamBuilder<'a> {
         self.stream.requests.push(request);
     }
 
+    /// The last request added.
+    fn last(&self) -> Option<&TraceRequest> {
+        self.stream.requests.last()
+    }
+
     /// The stream, each request with its ids.
     fn finish(self) -> TraceStream {
         let mut stream = self.stream;

@@ -22,7 +22,6 @@ pub const MOONCAKE_BLOCK_SIZE: u64 = 512;
 /// Parses one Mooncake JSONL trace as a single `main` stream.
 pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
     let mut stream = StreamBuilder::new("main".into(), 0, 0);
-    let mut prev = None;
     for (index, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
         let l: Line = serde_json::from_str(line).map_err(|e| TraceError::Request {
             file: file.to_path_buf(),
@@ -30,7 +29,7 @@ pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
             detail: e.to_string(),
             hint: "each line needs `timestamp`, `input_length`, `output_length`, `hash_ids`",
         })?;
-        if let Some(prev) = prev {
+        if let Some(prev) = stream.last().map(|r| r.sent_at_ms) {
             if l.timestamp < prev {
                 return Err(TraceError::Request {
                     file: file.to_path_buf(),
@@ -40,7 +39,6 @@ pub(super) fn parse(file: &Path, text: &str) -> Result<Trace, TraceError> {
                 });
             }
         }
-        prev = Some(l.timestamp);
         let request = TraceRequest {
             sent_at_ms: l.timestamp,
             model: String::new(),
