@@ -432,31 +432,29 @@ pub(crate) struct ReasoningIds {
 pub const REASONING_BASE: u32 = 1 << 31;
 
 impl ReasoningIds {
-    /// The generated segments of `req` in cache order: one reasoning segment (if any) and the
-    /// visible reply.
-    pub fn generated(&mut self, req: &Request) -> Vec<Arc<Segment>> {
+    /// The reasoning segment of `req` (`None` without reasoning tokens), with ids of its own:
+    /// what the model generated before the visible reply.
+    pub fn reasoning(&mut self, req: &Request) -> Option<Arc<Segment>> {
         let n = reasoning_tokens(req);
-        let mut out = Vec::with_capacity(req.reply.len() + 1);
-        if n > 0 {
-            let start = self.next;
-            self.next += n;
-            let span = u64::from(u32::MAX - REASONING_BASE) + 1;
-            // Collected straight into the shared slice (one allocation, no copy).
-            let tokens: Arc<[TokenId]> = (start..start + n)
-                .map(|i| REASONING_BASE + (i % span) as u32)
-                .collect();
-            out.push(Arc::new(Segment {
-                // Ids of prompt content are content hashes; this one is unique to the request.
-                id: reasoning_id(start),
-                level: Level::Messages,
-                kind: SegmentKind::Message(Role::Assistant),
-                label: "reasoning".into(),
-                tokens,
-                breakpoint: None,
-            }));
+        if n == 0 {
+            return None;
         }
-        out.extend(req.reply.iter().cloned());
-        out
+        let start = self.next;
+        self.next += n;
+        let span = u64::from(u32::MAX - REASONING_BASE) + 1;
+        // Collected straight into the shared slice (one allocation, no copy).
+        let tokens: Arc<[TokenId]> = (start..start + n)
+            .map(|i| REASONING_BASE + (i % span) as u32)
+            .collect();
+        Some(Arc::new(Segment {
+            // Ids of prompt content are content hashes; this one is unique to the request.
+            id: reasoning_id(start),
+            level: Level::Messages,
+            kind: SegmentKind::Message(Role::Assistant),
+            label: "reasoning".into(),
+            tokens,
+            breakpoint: None,
+        }))
     }
 }
 

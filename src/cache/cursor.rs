@@ -50,9 +50,10 @@ pub(crate) fn same_prefix(a: &[Arc<Segment>], b: &[Arc<Segment>]) -> usize {
 /// stream (0: none). A cursor that last moved to request `base` (or to `serial` itself) then
 /// starts its pointer compare past them: a request costs what it adds, not its segment count.
 /// The hint holds only for the segment list at `ptr` with `len` entries, and only while
-/// [`with_hint`] runs (the engine prices one request inside it).
+/// [`with_hint`] runs (the engine prices one request inside it; a driver that feeds a cache
+/// model requests itself, as the `cache_models` bench does, can give the same hint).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct SentHint {
+pub struct SentHint {
     /// This request's number (process-wide, from `SERIAL`).
     serial: u64,
     /// The number of the stream's previous request whose segments it keeps (0: none).
@@ -76,7 +77,7 @@ thread_local! {
 impl SentHint {
     /// A new request number for `segments`, whose first `unchanged` are those of request
     /// `base` (0 when there is none).
-    pub(crate) fn new(segments: &[Arc<Segment>], base: u64, unchanged: usize) -> Self {
+    pub fn new(segments: &[Arc<Segment>], base: u64, unchanged: usize) -> Self {
         SentHint {
             serial: SERIAL.fetch_add(1, Ordering::Relaxed),
             base,
@@ -87,13 +88,13 @@ impl SentHint {
     }
 
     /// This request's number (the `base` of the stream's next request).
-    pub(crate) fn serial(&self) -> u64 {
+    pub fn serial(&self) -> u64 {
         self.serial
     }
 }
 
 /// Runs `f` (the lookup and store of one request) with `hint` in force on this thread.
-pub(crate) fn with_hint<T>(hint: SentHint, f: impl FnOnce() -> T) -> T {
+pub fn with_hint<T>(hint: SentHint, f: impl FnOnce() -> T) -> T {
     struct Reset(Option<SentHint>);
     impl Drop for Reset {
         fn drop(&mut self) {
@@ -220,6 +221,15 @@ impl Cursor {
             self.ends.push(total);
             self.hashes.push(prev);
         }
+    }
+
+    /// Appends what `req` generated, in cache order: its reasoning segment (if any, with ids
+    /// from `reasoning`), then its visible reply's own segments (no list built in between).
+    pub fn extend_generated(&mut self, reasoning: &mut common::ReasoningIds, req: &Request) {
+        if let Some(r) = reasoning.reasoning(req) {
+            self.extend(std::slice::from_ref(&r));
+        }
+        self.extend(&req.reply);
     }
 
     /// Keeps the first `n` segments.

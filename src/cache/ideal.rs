@@ -171,7 +171,7 @@ impl CacheModel for IdealCache {
             .get_or_insert_with(&req.model, || vec![Node::default()]);
         let st = self.streams.get(&req.stream, &req.model);
         st.advance(req);
-        st.cursor.extend(&self.reasoning.generated(req));
+        st.cursor.extend_generated(&mut self.reasoning, req);
         // Insert what the trie lacks: the prompt and reply after the longest held prefix.
         let held = st.walk(trie);
         let mut node = st.path.last().copied().unwrap_or(0);

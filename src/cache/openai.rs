@@ -369,7 +369,7 @@ impl CacheModel for OpenAiCache {
             *self.streams.stream(&req.stream) = st;
             return;
         }
-        st.auto.cursor.extend(&self.reasoning.generated(req));
+        st.auto.cursor.extend_generated(&mut self.reasoning, req);
         st.auto.block_hashes(unit as usize);
         let prompt_blocks = (prompt / unit) as usize;
         // The stream's own path is unexpired as a whole, and readable by `visible_at`: only

@@ -1016,8 +1016,7 @@ impl CacheModel for PagedCache {
         state
             .seen
             .record_seen_from(st.auto.cursor.hashes(), n, &mut st.auto.seen);
-        let generated = self.reasoning.generated(req);
-        st.auto.cursor.extend(&generated);
+        st.auto.cursor.extend_generated(&mut self.reasoning, req);
         let total = st.auto.cursor.total() as usize;
         // The last sampled token is never fed back, so its KV is never computed.
         let computed = if total > prompt { total - 1 } else { total };

@@ -595,7 +595,7 @@ impl CacheModel for RadixCache {
         let now = req.sent_at_ms;
         let mut tail = Tail::new(&st.auto.cursor, base, prompt);
         let (mid, added_prompt) = tree.insert_from(u, &mut tail, page, now, tick);
-        st.auto.cursor.extend(&self.reasoning.generated(req));
+        st.auto.cursor.extend_generated(&mut self.reasoning, req);
         let mut full = st.auto.cursor.total() as usize;
         if !self.config.cache_last_token && full > prompt {
             full -= 1;
