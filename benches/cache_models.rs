@@ -5,6 +5,7 @@
 //! `blocks-floor` is what any block-hash prefix cache (paged, radix) pays at least over the same
 //! requests: the chained seeded xxh3 of each new 16-token block, as `AutoStream::block_hashes`
 //! computes it, and one insert per new block into a hashbrown table sized beforehand.
+//! Each request is fed as the engine feeds it, under its sent hint (see [`sent_hints`]).
 
 #[allow(dead_code)]
 #[path = "common/sessions.rs"]
