@@ -817,6 +817,17 @@ impl Parts<'_> {
         let mut stretch = true;
         let mut ahead = Ahead::new(std::mem::take(&mut st.walked));
         while i < len {
+            if near.vacant() {
+                // No entry from here on: the rest of this part (prompt or reply) in one step.
+                let end = if i < prompt_units { prompt_units } else { len };
+                let hashes = &st.auto.blocks()[i..end];
+                let run = self
+                    .entries
+                    .write_vacant((i, hashes), at(i), &mut group, &mut near);
+                push_units(&mut tail, end - i, (at(i), at(i)), run);
+                i = end;
+                continue;
+            }
             if stretch {
                 let known = ahead.at_unit(self.entries, i);
                 let end = if i < prompt_units { prompt_units } else { len };

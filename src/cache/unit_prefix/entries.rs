@@ -71,6 +71,11 @@ impl Near {
         vacant: false,
     };
 
+    /// Whether the unit before had no entry (then neither has this one, nor any after it).
+    pub fn vacant(&self) -> bool {
+        self.vacant
+    }
+
     /// One candidate run (none when `run` is `None`).
     pub fn of(run: Option<u32>) -> Near {
         Near {
@@ -366,6 +371,55 @@ impl Entries {
         id
     }
 
+    /// [`Entries::join_group`] of the units from `i` with hashes `hashes` (at least one), all
+    /// written at `at`: the first joins `group` or starts a run, the others follow it.
+    fn join_group_all(
+        &mut self,
+        group: &mut Option<Group>,
+        (i, hashes): (usize, &[u64]),
+        at: u64,
+    ) -> u32 {
+        let id = self.join_group(group, (hashes[0], i), at);
+        let m = hashes.len();
+        let run = &mut self.runs[id as usize];
+        let gen = run.gen;
+        run.members += (m - 1) as u32;
+        run.ends.1 = hashes[m - 1];
+        run.slots.extend(hashes[1..].iter().map(|&hash| Entry {
+            hash,
+            gen,
+            alive: true,
+            visible_at: at,
+            last_used: at,
+        }));
+        *group = Some(Group {
+            run: id,
+            at,
+            next: i + m,
+        });
+        id
+    }
+
+    /// Writes the entries of the units from `i` (hashes `hashes`, at least one), none of
+    /// which has one (`near` says the unit before `i` had none: see [`Near`]), readable from
+    /// `r`, joining `group`: what [`Entries::store`] does to each, in one step. Returns their
+    /// run; `near` stays vacant.
+    pub fn write_vacant(
+        &mut self,
+        (i, hashes): (usize, &[u64]),
+        r: u64,
+        group: &mut Option<Group>,
+        near: &mut Near,
+    ) -> u32 {
+        debug_assert!(near.vacant, "written past a unit that had an entry");
+        let run = self.join_group_all(group, (i, hashes), r);
+        *near = Near {
+            runs: [run, u32::MAX],
+            vacant: true,
+        };
+        run
+    }
+
     /// Empties slot `k` of run `id` (its entry is written anew elsewhere).
     fn kill(&mut self, id: u32, k: usize) {
         let run = &mut self.runs[id as usize];
@@ -541,24 +595,7 @@ impl Entries {
         if m == 0 || !free() {
             return Stretch::NONE;
         }
-        let new = self.join_group(group, (hashes[0], i), r);
-        let run = &mut self.runs[new as usize];
-        let gen = run.gen;
-        run.members += (m - 1) as u32;
-        run.ceil = run.ceil.max(r);
-        run.ends.1 = hashes[m - 1];
-        run.slots.extend(hashes[1..m].iter().map(|&hash| Entry {
-            hash,
-            gen,
-            alive: true,
-            visible_at: r,
-            last_used: r,
-        }));
-        *group = Some(Group {
-            run: new,
-            at: r,
-            next: i + m,
-        });
+        let new = self.join_group_all(group, (i, &hashes[..m]), r);
         let old = &mut self.runs[id as usize];
         for e in &mut old.slots[k..k + m] {
             e.alive = false;
