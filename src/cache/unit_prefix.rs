@@ -122,6 +122,10 @@ struct StreamState {
     /// cursor keeps are let go with them, and all on a change of model): the next store's
     /// walk tries them first.
     walked: Vec<(u32, usize)>,
+    /// A buffer kept between requests: the spans of units a store's walk went over, which
+    /// join the path (reused, so that a walk over thousands of runs does not grow a new list
+    /// each request).
+    spans: Vec<Span>,
 }
 
 impl StreamState {
@@ -466,7 +470,7 @@ impl CacheModel for UnitPrefixCache {
         let cached = if live >= min { live } else { 0 };
         if cached > 0 {
             // A hit refreshes the units it read: they join the path, touched now.
-            parts.retouch(&mut st, live_units, now, tail, tail_from);
+            parts.retouch(&mut st, live_units, now, &tail, tail_from);
         }
         outcome.cached_tokens = cached;
         if prompt >= min {
@@ -667,7 +671,7 @@ impl Parts<'_> {
         st: &mut StreamState,
         len: usize,
         now: u64,
-        tail: Vec<Span>,
+        tail: &[Span],
         from: usize,
     ) {
         if now < st.touched_at() {
@@ -810,7 +814,8 @@ impl Parts<'_> {
         let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
         let mut group = None;
         let mut near = path_near(st, fresh);
-        let mut tail = Vec::new();
+        let mut tail = std::mem::take(&mut st.spans);
+        tail.clear();
         let mut i = fresh;
         // A stretch is tried first, except right after a refreshed unit that does not end its
         // run (most of whose successors are refreshed too: the lookup would be made twice).
@@ -850,8 +855,9 @@ impl Parts<'_> {
         }
         st.walked = ahead.walked;
         if lazy {
-            self.retouch(st, len, now, tail, fresh);
+            self.retouch(st, len, now, &tail, fresh);
         }
+        st.spans = tail;
     }
 }
 

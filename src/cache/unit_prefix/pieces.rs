@@ -146,9 +146,9 @@ pub(super) fn push_units(spans: &mut Vec<Span>, n: usize, b: (u64, u64), run: u3
 }
 
 /// The units of `spans` past the first `skip`, at most `take` of them.
-pub(super) fn units_of(spans: Vec<Span>, skip: usize, take: usize) -> impl Iterator<Item = Span> {
+pub(super) fn units_of(spans: &[Span], skip: usize, take: usize) -> impl Iterator<Item = Span> + '_ {
     let (mut skip, mut take) = (skip, take);
-    spans.into_iter().filter_map(move |(n, b, run)| {
+    spans.iter().filter_map(move |&(n, b, run)| {
         let drop = skip.min(n);
         skip -= drop;
         let keep = (n - drop).min(take);
@@ -166,6 +166,8 @@ pub(super) struct Pieces {
     runs: Vec<u32>,
     /// (`written_at`, a bound of `visible_at`) of each piece's entries.
     bounds: PathBounds,
+    /// A buffer kept between calls: the bounds of the pieces [`Pieces::extend`] adds.
+    added: Vec<(u64, u64)>,
 }
 
 impl Pieces {
@@ -236,7 +238,8 @@ impl Pieces {
         let old = self.ends.len();
         let mut pos = self.units();
         let mut onto_last: Option<(u64, u64)> = None;
-        let mut new: Vec<(u64, u64)> = Vec::new();
+        let mut new = std::mem::take(&mut self.added);
+        new.clear();
         for (n, b, run) in spans {
             pos += n;
             if self.runs.last() == Some(&run) {
@@ -256,7 +259,8 @@ impl Pieces {
             let b = join(self.bounds.leaf(last), onto_last);
             self.bounds.set(last, b);
         }
-        self.bounds.extend(new.into_iter());
+        self.bounds.extend(new.drain(..));
+        self.added = new;
     }
 }
 
@@ -282,7 +286,7 @@ mod tests {
             push_unit(&mut spans, b, run);
         }
         assert_eq!(spans, vec![(2, (1, 1), 1), (2, (1, 2), 1), (1, (3, 3), 2)]);
-        let cut: Vec<Span> = units_of(spans, 1, 3).collect();
+        let cut: Vec<Span> = units_of(&spans, 1, 3).collect();
         assert_eq!(cut, vec![(1, (1, 1), 1), (2, (1, 2), 1)]);
     }
 
