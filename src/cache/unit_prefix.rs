@@ -126,6 +126,10 @@ struct StreamState {
     /// join the path (reused, so that a walk over thousands of runs does not grow a new list
     /// each request).
     spans: Vec<Span>,
+    /// When the stream's previous store was sent (`None` before its first): a store after a
+    /// gap longer than `idle_ttl` leaves the units it walks off the path (see
+    /// [`Parts::write`]).
+    stored_at: Option<u64>,
 }
 
 impl StreamState {
@@ -308,6 +312,17 @@ fn unit_held_elsewhere(streams: &Streams<StreamState>, st: &StreamState, p: usiz
         work::add(1);
         o.path > p && same_name(&o.model, &st.model) && o.auto.blocks()[p] == st.auto.blocks()[p]
     })
+}
+
+/// The longest path of `st`'s model among the streams other than `st` (taken out of
+/// `streams`): no other path holds a unit past it.
+fn others_reach(streams: &Streams<StreamState>, st: &StreamState) -> usize {
+    streams
+        .values()
+        .filter(|o| same_name(&o.model, &st.model))
+        .map(|o| o.path)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Entry `e`, unit `p` of stream `st`'s cursor with hash `h`: its last use, counting the
@@ -666,14 +681,7 @@ impl Parts<'_> {
     /// it already holds stay counted: stamped where the new touch does not cover them, kept
     /// on the units past `len`); `tail` holds the bounds and runs of the units from `from` on
     /// (at most the path's length) up to `len`, in spans.
-    fn retouch(
-        &mut self,
-        st: &mut StreamState,
-        len: usize,
-        now: u64,
-        tail: &[Span],
-        from: usize,
-    ) {
+    fn retouch(&mut self, st: &mut StreamState, len: usize, now: u64, tail: &[Span], from: usize) {
         if now < st.touched_at() {
             // A clock behind the path's touches: they are stamped, and the path restarts.
             for (range, t) in st.touched_spans(0) {
@@ -737,7 +745,7 @@ impl Parts<'_> {
         (i, end): (usize, usize),
         (r, now): (u64, u64),
         (group, near): (&mut Option<Group>, &mut Near),
-        known: Option<(u32, usize)>,
+        (known, reach): (Option<(u32, usize)>, usize),
     ) -> Stretch {
         debug_assert!(i >= st.path);
         let (idle, max_age) = (self.idle(), self.max_age());
@@ -750,7 +758,8 @@ impl Parts<'_> {
             expired: |w, used| now.saturating_sub(w) > max_age || now.saturating_sub(used) > idle,
             fresh: |w, least| now.saturating_sub(w) <= max_age && now.saturating_sub(least) <= idle,
         };
-        let free = || !unit_held_elsewhere(streams, st, i);
+        // No other path of the model reaches past `reach` units.
+        let free = || i >= reach || !unit_held_elsewhere(streams, st, i);
         self.entries
             .store_stretch((i, hashes), (r, now), (group, near), rules, (known, free))
     }
@@ -821,6 +830,8 @@ impl Parts<'_> {
         // run (most of whose successors are refreshed too: the lookup would be made twice).
         let mut stretch = true;
         let mut ahead = Ahead::new(std::mem::take(&mut st.walked));
+        // The other paths only get shorter during the walk (a store cuts them).
+        let reach = others_reach(self.streams, st);
         while i < len {
             if near.vacant() {
                 // No entry from here on: the rest of this part (prompt or reply) in one step.
@@ -837,7 +848,7 @@ impl Parts<'_> {
                 let known = ahead.at_unit(self.entries, i);
                 let end = if i < prompt_units { prompt_units } else { len };
                 let gn = (&mut group, &mut near);
-                let s = self.store_stretch(st, (i, end), (at(i), now), gn, known);
+                let s = self.store_stretch(st, (i, end), (at(i), now), gn, (known, reach));
                 if s.units > 0 {
                     let b = s.refreshed.unwrap_or((at(i), at(i)));
                     push_units(&mut tail, s.units, b, s.run);
@@ -855,9 +866,21 @@ impl Parts<'_> {
         }
         st.walked = ahead.walked;
         if lazy {
-            self.retouch(st, len, now, &tail, fresh);
+            // Every unit the walk went over now holds its own last use, `now` or later (a
+            // refresh stamps it, a write is used from `ready`), so the path's touch adds
+            // nothing to them: they join the path only to spare the next store, if it comes
+            // within `idle_ttl`, the walk. A stream whose requests come further apart would
+            // pay for it twice (building the path's pieces here, stamping and cutting them at
+            // its next lookup), so after such a gap the walked units stay off the path, which
+            // keeps what the lookup read (touched `now` then: `fresh`).
+            let short_gap = st
+                .stored_at
+                .is_none_or(|t| now.saturating_sub(t) <= self.idle());
+            let joined = if short_gap { len } else { fresh };
+            self.retouch(st, joined, now, &tail, fresh);
         }
         st.spans = tail;
+        st.stored_at = Some(now);
     }
 }
 

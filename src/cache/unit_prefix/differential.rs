@@ -287,3 +287,55 @@ fn a_long_idle_expired_steady_state_has_the_previous_outcomes() {
         }
     }
 }
+
+/// A store that comes more than `idle_ttl` after the stream's previous one walks the whole
+/// prompt (the path's touch has idled out) and leaves the units it walked off the path: a
+/// request within `idle_ttl` of it still reads them all, through their own last use.
+#[test]
+fn units_walked_after_a_long_gap_are_read_by_the_next_request() {
+    let config = &configs()[2];
+    assert_eq!(config.idle_ttl, Duration::from_secs(10));
+    let mut make = Maker(0);
+    let head = [make.seg(Level::Tools, 400), make.seg(Level::System, 100)];
+    let mut messages = Vec::new();
+    // (sent, visible, done): the first answer becomes visible 9 s after it was sent; the
+    // second request comes 11 s after the first, the third 9.5 s after the second.
+    let times = [
+        (0, 9_000, 9_500),
+        (11_000, 11_500, 12_000),
+        (20_500, 21_000, 21_500),
+    ];
+    let seq: Vec<_> = times
+        .iter()
+        .enumerate()
+        .map(|(index, &(sent, visible, done))| {
+            messages.push(make.seg(Level::Messages, 50));
+            let req = Request {
+                index,
+                stream: "main".into(),
+                step: index,
+                model: MODELS[0].into(),
+                sent_at_ms: sent,
+                segments: head.iter().chain(&messages).cloned().collect(),
+                settings: RequestSettings::default(),
+                reply: vec![make.seg(Level::Messages, 20)],
+                output_tokens: 0,
+            };
+            (req, visible, done)
+        })
+        .collect();
+    compare(config, &seq, "long gap, then a short one");
+    let prices = PriceTable::bundled();
+    let mut cache = UnitPrefixCache::new("gemini", config.clone(), &prices);
+    let cached: Vec<u64> = seq
+        .iter()
+        .map(|(req, visible, done)| {
+            let outcome = cache.lookup(req);
+            cache.store(req, &outcome, *visible, *done);
+            outcome.cached_tokens
+        })
+        .collect();
+    // The second reads the first prompt (550 tokens: readable from 9 s, so not idle at
+    // 11 s); the third reads the whole second prompt (600), refreshed or written by it.
+    assert_eq!(cached, vec![0, 550, 600]);
+}

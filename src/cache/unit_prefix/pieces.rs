@@ -146,7 +146,11 @@ pub(super) fn push_units(spans: &mut Vec<Span>, n: usize, b: (u64, u64), run: u3
 }
 
 /// The units of `spans` past the first `skip`, at most `take` of them.
-pub(super) fn units_of(spans: &[Span], skip: usize, take: usize) -> impl Iterator<Item = Span> + '_ {
+pub(super) fn units_of(
+    spans: &[Span],
+    skip: usize,
+    take: usize,
+) -> impl Iterator<Item = Span> + '_ {
     let (mut skip, mut take) = (skip, take);
     spans.iter().filter_map(move |&(n, b, run)| {
         let drop = skip.min(n);
