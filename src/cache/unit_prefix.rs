@@ -768,13 +768,16 @@ impl Parts<'_> {
     /// holds its whole run is written anew as one (after cutting the other paths that hold
     /// it, which all hold its first unit); any other, unit by unit (its units all aged out, so
     /// all written anew into one new run, or none did, so all refreshed).
-    fn write_piece(&mut self, st: &mut StreamState, q: usize, r: u64, now: u64) {
+    /// No other path reaches past `reach` units.
+    fn write_piece(&mut self, st: &mut StreamState, q: usize, (r, now): (u64, u64), reach: usize) {
         let (units, run) = st.pieces.piece(q);
         let (written, whole) = self.entries.run_written(run, units.len());
         if now.saturating_sub(written) > self.max_age() && whole {
-            let h = st.auto.blocks()[units.start];
-            if holds_elsewhere(self.streams, st, units.start, h) {
-                self.cut_others(st, units.start, h);
+            if units.start < reach {
+                let h = st.auto.blocks()[units.start];
+                if holds_elsewhere(self.streams, st, units.start, h) {
+                    self.cut_others(st, units.start, h);
+                }
             }
             self.entries.rewrite_run(run, r);
             st.pieces.set(q, run, (r, r));
@@ -815,9 +818,11 @@ impl Parts<'_> {
         debug_assert!(fresh <= prompt_units && st.pieces.units() == fresh);
         let max_age = self.max_age();
         let look = |(w, v): (u64, u64)| now.saturating_sub(w) > max_age || v > ready.0;
+        // The other paths only get shorter during the store (a write cuts them).
+        let reach = others_reach(self.streams, st);
         let mut k = 0;
         while let Some(q) = st.pieces.first_from(k, &look) {
-            self.write_piece(st, q, ready.0, now);
+            self.write_piece(st, q, (ready.0, now), reach);
             k = q + 1;
         }
         let at = |i: usize| if i < prompt_units { ready.0 } else { ready.1 };
@@ -830,8 +835,6 @@ impl Parts<'_> {
         // run (most of whose successors are refreshed too: the lookup would be made twice).
         let mut stretch = true;
         let mut ahead = Ahead::new(std::mem::take(&mut st.walked));
-        // The other paths only get shorter during the walk (a store cuts them).
-        let reach = others_reach(self.streams, st);
         while i < len {
             if near.vacant() {
                 // No entry from here on: the rest of this part (prompt or reply) in one step.
