@@ -767,8 +767,8 @@ impl Parts<'_> {
     /// Stores piece `q` of `st`'s path, readable from `r`, at `now`: a piece that aged out and
     /// holds its whole run is written anew as one (after cutting the other paths that hold
     /// it, which all hold its first unit); any other, unit by unit (its units all aged out, so
-    /// all written anew into one new run, or none did, so all refreshed).
-    /// No other path reaches past `reach` units.
+    /// all written anew into one new run, or none did, so all refreshed). No other path
+    /// reaches past `reach` units.
     fn write_piece(&mut self, st: &mut StreamState, q: usize, (r, now): (u64, u64), reach: usize) {
         let (units, run) = st.pieces.piece(q);
         let (written, whole) = self.entries.run_written(run, units.len());

@@ -288,9 +288,9 @@ fn a_long_idle_expired_steady_state_has_the_previous_outcomes() {
     }
 }
 
-/// A store that comes more than `idle_ttl` after the stream's previous one walks the whole
-/// prompt (the path's touch has idled out) and leaves the units it walked off the path: a
-/// request within `idle_ttl` of it still reads them all, through their own last use.
+/// A store that comes more than `idle_ttl` after the stream's previous one leaves the units it
+/// walked off the path (which keeps what its lookup read): a request within `idle_ttl` of it
+/// still reads them all, the walked ones through their own last use.
 #[test]
 fn units_walked_after_a_long_gap_are_read_by_the_next_request() {
     let config = &configs()[2];
@@ -336,6 +336,7 @@ fn units_walked_after_a_long_gap_are_read_by_the_next_request() {
         })
         .collect();
     // The second reads the first prompt (550 tokens: readable from 9 s, so not idle at
-    // 11 s); the third reads the whole second prompt (600), refreshed or written by it.
+    // 11 s); the third reads the whole second prompt (600): the first 550 through the path's
+    // touch at 11 s, the last 50 written by the second store and used from 11.5 s.
     assert_eq!(cached, vec![0, 550, 600]);
 }
