@@ -30,7 +30,7 @@ impl Replayer<'_> {
         let session = self.session;
         let mut segments =
             self.strategy
-                .tools_for(session, &stream.initial_tools, &stream.tools, mode);
+                .tools_for(session, &stream.initial_tools, stream.tools(), mode);
         let strategy_model = self.strategy.model(session, mode);
         let model = match &stream.agent {
             Some(agent) => {

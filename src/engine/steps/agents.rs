@@ -88,7 +88,7 @@ fn launch(
     before: Mode,
 ) -> Result<(TraceEntry, Stream), ReplayError> {
     let offered = |name: &str| {
-        main.tools
+        main.tools()
             .iter()
             .find(|t| t.name == name)
             .cloned()

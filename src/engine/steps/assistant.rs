@@ -51,13 +51,15 @@ pub(super) fn run(
 /// Tools loaded on demand: the reference precedes the request whose reply calls the tool.
 fn load_references(r: &Replayer<'_>, turn: &Turn, stream: &mut Stream) {
     for call in &turn.calls {
-        if let Some(tool) = stream.tools.iter().find(|t| t.name == call.tool) {
-            if r.strategy.loads_on_demand(r.session, tool)
-                && stream.loaded.insert(tool.name.clone())
-            {
-                stream.conversation.push(r.session.tool_reference(tool));
-            }
+        let Some(tool) = stream.tools().iter().find(|t| t.name == call.tool) else {
+            continue;
+        };
+        if stream.loaded.contains(&tool.name) || !r.strategy.loads_on_demand(r.session, tool) {
+            continue;
         }
+        let (name, reference) = (tool.name.clone(), r.session.tool_reference(tool));
+        stream.loaded.insert(name);
+        stream.conversation.push(reference);
     }
 }
 
@@ -72,7 +74,7 @@ fn request(
     reply: &Arc<Segment>,
 ) -> Result<(), ReplayError> {
     let mode = r.machine.mode();
-    let (head, model) = r.head(stream, mode);
+    let (mut segments, model) = stream.rendered_request(mode, |s| r.head(s, mode));
     let model = match &turn.model {
         Some(m) => {
             r.out.notes.push(format!(
@@ -83,7 +85,6 @@ fn request(
         }
         None => model,
     };
-    let mut segments = stream.request_segments(head);
     let tag = match turn.unlogged {
         true => Tag::Unlogged(segments.clone()),
         false => Tag::Row(RequestKind::Reply),
@@ -109,7 +110,7 @@ fn decide(
     (j, call): (usize, &Call),
 ) -> Result<TraceEntry, ReplayError> {
     let tool = stream
-        .tools
+        .tools()
         .iter()
         .find(|t| t.name == call.tool)
         .cloned()

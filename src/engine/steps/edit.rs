@@ -64,7 +64,7 @@ pub(super) fn add_tool(
     stream
         .conversation
         .extend(r.strategy.tool_added(r.session, &tool, at.step));
-    stream.tools.push(tool);
+    stream.tools_mut().push(tool);
     let event = format!("add tool {}", def.name);
     Ok(decided(
         r,
@@ -82,7 +82,7 @@ pub(super) fn remove_tool(
     name: &String,
     stream: &mut Stream,
 ) -> Result<Decisions, ReplayError> {
-    stream.tools.retain(|t| t.name != *name);
+    stream.tools_mut().retain(|t| t.name != *name);
     stream.loaded.remove(name);
     let event = format!("remove tool {name}");
     Ok(decided(r, at, stream, event, "tool withdrawn".into()))
@@ -169,7 +169,7 @@ pub(super) fn reorder_tools(
     stream: &mut Stream,
 ) -> Result<Decisions, ReplayError> {
     let slots: Vec<usize> = stream
-        .tools
+        .tools()
         .iter()
         .enumerate()
         .filter(|(_, t)| names.contains(&t.name))
@@ -177,7 +177,7 @@ pub(super) fn reorder_tools(
         .collect();
     let moved: Vec<_> = names
         .iter()
-        .filter_map(|n| stream.tools.iter().find(|t| t.name == *n).cloned())
+        .filter_map(|n| stream.tools().iter().find(|t| t.name == *n).cloned())
         .collect();
     if slots.len() != names.len() || moved.len() != names.len() {
         return Err(
@@ -185,7 +185,7 @@ pub(super) fn reorder_tools(
         );
     }
     for (slot, tool) in slots.into_iter().zip(moved) {
-        stream.tools[slot] = tool;
+        stream.tools_mut()[slot] = tool;
     }
     let event = format!("reorder tools {}", names.join(", "));
     Ok(decided(r, at, stream, event, "tools reordered".into()))
@@ -198,7 +198,7 @@ pub(super) fn replace_tool(
     def: &ToolDef,
     stream: &mut Stream,
 ) -> Result<Decisions, ReplayError> {
-    let Some(pos) = stream.tools.iter().position(|t| t.name == def.name) else {
+    let Some(pos) = stream.tools().iter().position(|t| t.name == def.name) else {
         return Err(at.unchecked(format!(
             "replace_tool `{}`: no such tool is offered",
             def.name
@@ -206,13 +206,13 @@ pub(super) fn replace_tool(
     };
     let tool = r
         .session
-        .replaced_tool(def, &stream.tools[pos], at.step)
+        .replaced_tool(def, &stream.tools()[pos], at.step)
         .map_err(|e| at.scenario_err(e))?;
     let size = tool.segment.len();
-    stream.tools[pos] = tool;
+    stream.tools_mut()[pos] = tool;
     let added = r
         .strategy
-        .tool_replaced(r.session, &stream.tools[pos], at.step);
+        .tool_replaced(r.session, &stream.tools()[pos], at.step);
     stream.conversation.extend(added);
     let event = format!("replace tool {}", def.name);
     let decision = format!("definition re-rendered ({size} tokens)");
