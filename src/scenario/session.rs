@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::format::{Access, Content, ContextBlock, Scenario, ToolDef};
 use super::load::{step_lines, step_place, ScenarioError};
+use super::turns::TurnSegments;
 use crate::plan_mode::PlanFiles;
 use crate::prompt::{Level, Role, Segment, SegmentKind, TokenSource, Tokenizer};
 
@@ -55,6 +56,9 @@ pub struct Session {
     pub context: Vec<(String, Arc<Segment>)>,
     /// Where this session's plan files live and what they are called.
     pub plan_files: PlanFiles,
+    /// The main stream's assistant turns' segments, made by the first replay that needs them
+    /// and shared by the others.
+    pub turns: TurnSegments,
     step_lines: Vec<usize>,
 }
 
@@ -244,6 +248,7 @@ impl Session {
             enter_approved_result,
             enter_declined_result,
             step_lines: step_lines(text),
+            turns: TurnSegments::new(&scenario.steps),
             tokenizer,
             scenario,
         })

@@ -24,16 +24,15 @@ pub(super) fn run(
         .ensure_idle("an assistant reply")
         .map_err(|e| at.plan_err(e))?;
     load_references(r, turn, stream);
-    let reply_source = turn
-        .tokens
-        .map(TokenSource::Count)
-        .or_else(|| turn.text.clone().map(TokenSource::Text))
-        .unwrap_or(TokenSource::Count(0));
-    let reply = r.session.message(
-        Role::Assistant,
-        &format!("{}:assistant", at.label),
-        reply_source,
-    );
+    let session = r.session;
+    let reply = turn_segment(r, at, 0, || {
+        let source = turn
+            .tokens
+            .map(TokenSource::Count)
+            .or_else(|| turn.text.clone().map(TokenSource::Text))
+            .unwrap_or(TokenSource::Count(0));
+        session.message(Role::Assistant, &format!("{}:assistant", at.label), source)
+    });
     request(r, at, turn, stream, &reply)?;
     if turn.unlogged {
         return Ok(Decisions::new());
@@ -46,6 +45,22 @@ pub(super) fn run(
         decisions.push(decide(r, at, stream, mode, (j, call))?);
     }
     Ok(decisions)
+}
+
+/// Segment `k` of this step's turn (0: the reply; `1 + j`: call `j`'s result), as `make`
+/// makes it: on the main stream, made once and shared by the session's replays; inside a
+/// subagent (whose labels carry its launch), made here.
+fn turn_segment(
+    r: &Replayer<'_>,
+    at: &At,
+    k: usize,
+    make: impl FnOnce() -> Arc<Segment>,
+) -> Arc<Segment> {
+    if at.agents.is_empty() {
+        r.session.turns.get_or_make(at.step, k, make)
+    } else {
+        make()
+    }
 }
 
 /// Tools loaded on demand: the reference precedes the request whose reply calls the tool.
@@ -197,15 +212,18 @@ fn answer(
             }
             let took = call.duration.map(ms).unwrap_or(ms(sc.timing.tool));
             stream.advance(took, at)?;
-            let source = call
-                .result_tokens
-                .map(TokenSource::Count)
-                .or_else(|| call.result.clone().map(TokenSource::Text))
-                .unwrap_or(TokenSource::Count(0));
-            // Sized up front: `format!` would grow the string while writing it.
-            let mut label = String::with_capacity(at.label.len() + tool.name.len() + 16);
-            let _ = write!(label, "{}:result{}:{}", at.label, j + 1, tool.name);
-            let result = r.session.message(Role::User, &label, source);
+            let session = r.session;
+            let result = turn_segment(r, at, 1 + j, || {
+                let source = call
+                    .result_tokens
+                    .map(TokenSource::Count)
+                    .or_else(|| call.result.clone().map(TokenSource::Text))
+                    .unwrap_or(TokenSource::Count(0));
+                // Sized up front: `format!` would grow the string while writing it.
+                let mut label = String::with_capacity(at.label.len() + tool.name.len() + 16);
+                let _ = write!(label, "{}:result{}:{}", at.label, j + 1, tool.name);
+                session.message(Role::User, &label, source)
+            });
             stream.conversation.push(result);
         }
         CallDecision::Deny(_) if r.strategy.renders_denied_calls() => {
