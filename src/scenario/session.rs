@@ -30,7 +30,9 @@ pub struct Tool {
 /// A loaded scenario with its segments.
 #[derive(Debug)]
 pub struct Session {
-    /// The scenario as loaded and checked.
+    /// The scenario as loaded and checked. The rest of the session is made from it (tools,
+    /// system, step lines, the turns' segments), so a scenario whose steps, tools or contents
+    /// change needs a new session ([`Session::new`]); its name may change freely.
     pub scenario: Scenario,
     /// The file it came from (for messages), or a label.
     pub path: PathBuf,
