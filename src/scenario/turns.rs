@@ -112,4 +112,39 @@ mod tests {
         assert_eq!(get(9, 0, 7).id, 7);
         assert_eq!(made, 7);
     }
+
+    /// Replays of one session after the first (its turns' segments shared) equal replays of a
+    /// session loaded afresh, under every strategy, on scenarios with subagents (whose turns
+    /// are not shared), a compaction and tool changes.
+    #[test]
+    fn replays_sharing_a_session_equal_replays_of_fresh_ones() {
+        use crate::engine::{self, ReplayEnv};
+        use crate::scenario::Session;
+        let env = ReplayEnv::default();
+        let rows = |s: &Session, strategy: &dyn crate::strategy::Strategy| {
+            let mut model = crate::cache::build("anthropic", &env.prices).expect("registered");
+            engine::replay(s, strategy, model.as_mut(), &env)
+                .expect("replays")
+                .rows
+        };
+        for file in [
+            "explore-subagents.toml",
+            "compact-summary.toml",
+            "mcp-tool-churn.toml",
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(file);
+            let shared = Session::load(&path, None).expect("loads");
+            for strategy in crate::strategy::all() {
+                let fresh = Session::load(&path, None).expect("loads");
+                let (a, b) = (
+                    rows(&shared, strategy.as_ref()),
+                    rows(&fresh, strategy.as_ref()),
+                );
+                assert!(!a.is_empty());
+                assert_eq!(a, b, "{file} under {}", strategy.name());
+            }
+        }
+    }
 }
