@@ -4,6 +4,9 @@
 //! independent sessions in parallel (rayon). Target: every model < 2 s in release on 2 cores
 //! (figures in docs/performance.md). `workload_87_traces_paged_4k`: the paged pool of 4k blocks
 //! with its unbounded twin, as `workload --kv-blocks 4k` replays them, and each alone.
+//! `workload_87_traces_paged_curve`: the capacity curve `-L kv-blocks=1k..64k` (seven pools and
+//! the unbounded one), its points replayed one after another (as before 2026-12-05) and on
+//! requests built once with the pools replayed in parallel, as `workload -L` replays them.
 
 use std::path::Path;
 
@@ -40,6 +43,43 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
     engine_pairs(c, &traces, &at);
+    capacity_curve(c, &traces, &at);
+}
+
+/// The points of `-L kv-blocks=1k..64k` under `paged`, one by one and together.
+fn capacity_curve(c: &mut Criterion, traces: &[trace::Trace], at: &[u64]) {
+    let prices = PriceTable::bundled();
+    let opts = BuildOptions::default();
+    let paged = CacheSpec::new("paged").expect("registered model");
+    let specs: Vec<CacheSpec> = [1000, 2000, 4000, 8000, 16000, 32000, 64000]
+        .into_iter()
+        .map(Some)
+        .chain([None])
+        .map(|b| paged.clone().with_kv_blocks(b))
+        .collect();
+    let mut g = c.benchmark_group("workload_87_traces_paged_curve");
+    g.sample_size(10);
+    g.bench_function("points_one_after_another", |b| {
+        b.iter(|| {
+            let hits: u64 = specs
+                .iter()
+                .map(|s| {
+                    let r = replay::run(traces, at, s, &opts, &prices).expect("replay");
+                    replay::totals(traces.len(), &r).1.cached_tokens
+                })
+                .sum();
+            std::hint::black_box(hits)
+        })
+    });
+    g.bench_function("points_together", |b| {
+        let bar = indicatif::ProgressBar::hidden();
+        let refs: Vec<&CacheSpec> = specs.iter().collect();
+        b.iter(|| {
+            let all = replay::run_engines(traces, at, &refs, &opts, &prices, &bar).expect("replay");
+            std::hint::black_box(all.iter().map(Vec::len).sum::<usize>())
+        })
+    });
+    g.finish();
 }
 
 /// `workload --cache paged --kv-blocks N` replays the bounded pool and its unbounded twin (kept

@@ -97,6 +97,44 @@ fn two_sessions_on_a_paged_pool_one_block_too_small_evict_what_lru_says() {
     assert_eq!(all.evicted_requests, 1);
 }
 
+/// The points of a capacity curve replay on requests built once, in parallel (`run_engines`,
+/// what `workload -L kv-blocks=...` runs): each point's results are those of its own replay,
+/// in the order the points were given, both engines mixed.
+#[test]
+fn engine_points_replayed_together_equal_each_replayed_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = pair(dir.path());
+    let opts = BuildOptions::default();
+    let starts = wl::starts(&traces, Arrivals::Recorded, 0);
+    let specs: Vec<CacheSpec> = [("paged", Some(4)), ("radix", Some(4)), ("paged", Some(5))]
+        .into_iter()
+        .chain([("paged", None), ("paged", Some(4))])
+        .map(|(n, b)| CacheSpec::new(n).unwrap().with_kv_blocks(b))
+        .collect();
+    let refs: Vec<&CacheSpec> = specs.iter().collect();
+    let bar = indicatif::ProgressBar::hidden();
+    let prices = PriceTable::bundled();
+    let together = replay::run_engines(&traces, &starts, &refs, &opts, &prices, &bar).unwrap();
+    assert_eq!(together.len(), specs.len());
+    for (spec, got) in specs.iter().zip(&together) {
+        let alone = run(&traces, spec, &opts);
+        assert_eq!(cached(got), cached(&alone), "{spec:?}");
+        let evicted = |r: &[replay::Priced]| r.iter().map(|p| p.evicted()).collect::<Vec<_>>();
+        assert_eq!(evicted(got), evicted(&alone), "{spec:?}");
+    }
+    // The hand-derived figures of the test above: 4 blocks evict B2, 5 and unbounded do not.
+    assert_eq!(cached(&together[0]), vec![0, 32, 0, 16]);
+    assert_eq!(cached(&together[2]), vec![0, 32, 0, 32]);
+    assert_eq!(cached(&together[3]), vec![0, 32, 0, 32]);
+    assert_eq!(cached(&together[4]), cached(&together[0]));
+    // A provider cache is not a pool: it is refused, naming it.
+    let anthropic = CacheSpec::new("anthropic").unwrap();
+    let err = replay::run_engines(&traces, &starts, &[&anthropic], &opts, &prices, &bar)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("anthropic"), "{err}");
+}
+
 #[test]
 fn capacity_curve_marks_the_knee_derived_by_hand() {
     let dir = tempfile::tempdir().unwrap();

@@ -550,18 +550,44 @@ fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliE
         .indices(points.len())
         .collect();
     let bar = progress(args, (chosen.len() * ctx.traces.len()) as u64);
-    let mut rows = Vec::with_capacity(chosen.len());
-    for &i in &chosen {
-        let p = &points[i];
-        let res = replay::run_with_progress(
+    // The engines' points share their requests and replay in parallel; the others (whose
+    // requests differ by keep-alive) one after another, each parallel over its sessions.
+    let engines: Vec<&CacheSpec> = chosen
+        .iter()
+        .map(|&i| &points[i].spec)
+        .filter(|s| is_engine(&s.name))
+        .collect();
+    let mut engine_results = if engines.is_empty() {
+        Vec::new()
+    } else {
+        replay::run_engines(
             &ctx.traces,
             &ctx.starts,
-            &p.spec,
-            &p.opts,
+            &engines,
+            &ctx.opts,
             &ctx.prices,
             &bar,
         )
-        .map_err(input)?;
+        .map_err(input)?
+    }
+    .into_iter();
+    let mut rows = Vec::with_capacity(chosen.len());
+    for &i in &chosen {
+        let p = &points[i];
+        let res = if is_engine(&p.spec.name) {
+            // An engine point's requests are built with the workload's options (see `grid`).
+            engine_results.next().unwrap_or_default()
+        } else {
+            replay::run_with_progress(
+                &ctx.traces,
+                &ctx.starts,
+                &p.spec,
+                &p.opts,
+                &ctx.prices,
+                &bar,
+            )
+            .map_err(input)?
+        };
         rows.push(SweepRow {
             cache: p.spec.name.clone(),
             kv_blocks: p.kv_blocks,

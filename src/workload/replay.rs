@@ -210,9 +210,8 @@ pub fn run_with_progress(
 }
 
 /// An engine's pool and its `twin` (the same engine with another pool size, such as the
-/// unbounded one) on the same requests: the requests are built once and shared (their segments
-/// and tokens are `Arc`s), and the two pools replay in parallel. The results are those of two
-/// [`run_with_progress`] calls.
+/// unbounded one) on the same requests, as [`run_engines`] replays them. The results are those
+/// of two [`run_with_progress`] calls.
 pub fn run_engine_pair(
     traces: &[Trace],
     starts: &[u64],
@@ -221,10 +220,29 @@ pub fn run_engine_pair(
     prices: &PriceTable,
     bar: &indicatif::ProgressBar,
 ) -> Result<(Vec<Priced>, Vec<Priced>), WorkloadError> {
-    if !is_engine(&spec.name) || !is_engine(&twin.name) {
+    let mut both = run_engines(traces, starts, &[spec, twin], opts, prices, bar)?;
+    let b = both.pop().unwrap_or_default();
+    let a = both.pop().unwrap_or_default();
+    Ok((a, b))
+}
+
+/// Engines (`paged`, `radix`, each with its own pool size) on the same requests, such as the
+/// points of a capacity curve: the requests are built once and shared (their segments and
+/// tokens are `Arc`s), and the pools replay in parallel, one per core (each pool is still
+/// replayed single-threaded, in time order). The results, in the order of `specs`, are those of
+/// one [`run_with_progress`] call each.
+pub fn run_engines(
+    traces: &[Trace],
+    starts: &[u64],
+    specs: &[&CacheSpec],
+    opts: &BuildOptions,
+    prices: &PriceTable,
+    bar: &indicatif::ProgressBar,
+) -> Result<Vec<Vec<Priced>>, WorkloadError> {
+    if let Some(spec) = specs.iter().find(|s| !is_engine(&s.name)) {
         return Err(WorkloadError::Cache {
             cache: spec.name.clone(),
-            detail: "a pool and its twin are engines (paged, radix)".into(),
+            detail: "replays sharing their requests are engines (paged, radix)".into(),
         });
     }
     let build = |spec: &CacheSpec| {
@@ -233,14 +251,17 @@ pub fn run_engine_pair(
             detail: detail.to_string(),
         })
     };
-    let (mut a, mut b) = (build(spec)?, build(twin)?);
+    for spec in specs {
+        build(spec)?;
+    }
     let all = pool_requests(traces, starts, opts);
-    let copy = all.clone();
-    let (x, y) = rayon::join(
-        || replay_one(traces, all, a.as_mut(), prices, bar),
-        || replay_one(traces, copy, b.as_mut(), prices, bar),
-    );
-    Ok((x?, y?))
+    // Each replay makes its pool and takes a copy of the requests as it starts, and drops both
+    // once done: one of each per replay running at a time.
+    let out: Vec<_> = specs
+        .par_iter()
+        .map(|spec| replay_one(traces, all.clone(), build(spec)?.as_mut(), prices, bar))
+        .collect();
+    out.into_iter().collect()
 }
 
 /// Every session's requests on one shared pool, in (session, stream, request) order; the
