@@ -135,6 +135,41 @@ fn engine_points_replayed_together_equal_each_replayed_alone() {
     assert!(err.contains("anthropic"), "{err}");
 }
 
+/// A run with several engines replays all their pools (and unbounded twins) on requests built
+/// once: each engine's row is the row of a run with that engine alone.
+#[test]
+fn several_engines_in_one_run_print_the_rows_of_each_run_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    pair(dir.path());
+    let run = |caches: &[&str]| {
+        let mut c = bin();
+        c.arg("workload").arg(dir.path()).args(["--kv-blocks", "4"]);
+        for name in caches {
+            c.args(["--cache", name]);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let row = |text: &str, name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row in\n{text}"))
+            .to_string()
+    };
+    let both = run(&["paged", "anthropic", "radix"]);
+    for name in ["paged", "radix"] {
+        assert_eq!(row(&both, name), row(&run(&[name]), name));
+    }
+    // The hand-derived figures above: 4 blocks read 48 of 160 tokens, 10 points under unbounded.
+    let paged = row(&both, "paged");
+    assert!(
+        paged.contains(" 160 ") && paged.contains("30.0%"),
+        "{paged}"
+    );
+    assert!(paged.trim_end().ends_with("10.0"), "{paged}");
+}
+
 #[test]
 fn capacity_curve_marks_the_knee_derived_by_hand() {
     let dir = tempfile::tempdir().unwrap();

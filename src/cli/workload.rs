@@ -198,24 +198,38 @@ impl Ctx {
         Ok(replay::totals(self.traces.len(), &res))
     }
 
-    /// [`Ctx::totals`] of an engine's pool and of its `twin`, on requests built once.
-    fn totals_pair(
+    /// [`Ctx::totals`] of each engine's pool and of its unbounded twin, every pool on requests
+    /// built once (see `replay::run_engines`), in the order of `engines`.
+    fn totals_engines(
         &self,
-        spec: &CacheSpec,
-        twin: &CacheSpec,
+        engines: &[&CacheSpec],
         bar: &indicatif::ProgressBar,
-    ) -> Result<(SessionTotals, SessionTotals), CliError> {
-        let (a, b) = replay::run_engine_pair(
+    ) -> Result<Vec<(SessionTotals, SessionTotals)>, CliError> {
+        let twins: Vec<CacheSpec> = engines
+            .iter()
+            .map(|s| (*s).clone().with_kv_blocks(None))
+            .collect();
+        let pools: Vec<&CacheSpec> = engines
+            .iter()
+            .zip(&twins)
+            .flat_map(|(s, t)| [*s, t])
+            .collect();
+        let res = replay::run_engines(
             &self.traces,
             &self.starts,
-            (spec, twin),
+            &pools,
             &self.opts,
             &self.prices,
             bar,
         )
         .map_err(input)?;
         let n = self.traces.len();
-        Ok((replay::totals(n, &a), replay::totals(n, &b)))
+        let mut res = res.into_iter().map(|r| replay::totals(n, &r));
+        let mut out = Vec::with_capacity(engines.len());
+        while let (Some(a), Some(b)) = (res.next(), res.next()) {
+            out.push((a, b));
+        }
+        Ok(out)
     }
 }
 
@@ -262,12 +276,20 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
     let mut rows = Vec::new();
     let replays = specs.len() + specs.iter().filter(|s| is_engine(&s.name)).count();
     let bar = progress(&args, (replays * ctx.traces.len()) as u64);
+    // Every engine's pool and its unbounded twin (for the hit rate lost to capacity) replay on
+    // requests built once, the pools in parallel.
+    let engines: Vec<&CacheSpec> = specs.iter().filter(|s| is_engine(&s.name)).collect();
+    let mut engine_totals = if engines.is_empty() {
+        Vec::new()
+    } else {
+        ctx.totals_engines(&engines, &bar)?
+    }
+    .into_iter();
     for spec in &specs {
-        // An engine's pool and its unbounded twin are independent replays (one per core) of
-        // the same requests.
         let ((per, all), unbounded) = if is_engine(&spec.name) {
-            let unbounded_spec = spec.clone().with_kv_blocks(None);
-            let (bounded, unbounded) = ctx.totals_pair(spec, &unbounded_spec, &bar)?;
+            let (bounded, unbounded) = engine_totals
+                .next()
+                .ok_or_else(|| CliError::input(format!("--cache {}: not replayed", spec.name)))?;
             (bounded, Some(unbounded))
         } else {
             (ctx.totals(spec, &bar)?, None)
