@@ -127,6 +127,9 @@ fn engine_points_replayed_together_equal_each_replayed_alone() {
     assert_eq!(cached(&together[2]), vec![0, 32, 0, 32]);
     assert_eq!(cached(&together[3]), vec![0, 32, 0, 32]);
     assert_eq!(cached(&together[4]), cached(&together[0]));
+    // No engine: nothing to replay.
+    let none = replay::run_engines(&traces, &starts, &[], &opts, &prices, &bar).unwrap();
+    assert!(none.is_empty());
     // A provider cache is not a pool: it is refused, naming it.
     let anthropic = CacheSpec::new("anthropic").unwrap();
     let err = replay::run_engines(&traces, &starts, &[&anthropic], &opts, &prices, &bar)

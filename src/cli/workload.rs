@@ -279,12 +279,7 @@ pub fn workload(args: WorkloadArgs) -> Result<(), CliError> {
     // Every engine's pool and its unbounded twin (for the hit rate lost to capacity) replay on
     // requests built once, the pools in parallel.
     let engines: Vec<&CacheSpec> = specs.iter().filter(|s| is_engine(&s.name)).collect();
-    let mut engine_totals = if engines.is_empty() {
-        Vec::new()
-    } else {
-        ctx.totals_engines(&engines, &bar)?
-    }
-    .into_iter();
+    let mut engine_totals = ctx.totals_engines(&engines, &bar)?.into_iter();
     for spec in &specs {
         let ((per, all), unbounded) = if is_engine(&spec.name) {
             let (bounded, unbounded) = engine_totals
@@ -579,19 +574,15 @@ fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliE
         .map(|&i| &points[i].spec)
         .filter(|s| is_engine(&s.name))
         .collect();
-    let mut engine_results = if engines.is_empty() {
-        Vec::new()
-    } else {
-        replay::run_engines(
-            &ctx.traces,
-            &ctx.starts,
-            &engines,
-            &ctx.opts,
-            &ctx.prices,
-            &bar,
-        )
-        .map_err(input)?
-    }
+    let mut engine_results = replay::run_engines(
+        &ctx.traces,
+        &ctx.starts,
+        &engines,
+        &ctx.opts,
+        &ctx.prices,
+        &bar,
+    )
+    .map_err(input)?
     .into_iter();
     let mut rows = Vec::with_capacity(chosen.len());
     for &i in &chosen {

@@ -230,7 +230,7 @@ pub fn run_engine_pair(
 /// points of a capacity curve: the requests are built once and shared (their segments and
 /// tokens are `Arc`s), and the pools replay in parallel, one per core (each pool is still
 /// replayed single-threaded, in time order). The results, in the order of `specs`, are those of
-/// one [`run_with_progress`] call each.
+/// one [`run_with_progress`] call each (none, and no request built, for no engine).
 pub fn run_engines(
     traces: &[Trace],
     starts: &[u64],
@@ -253,6 +253,9 @@ pub fn run_engines(
     };
     for spec in specs {
         build(spec)?;
+    }
+    if specs.is_empty() {
+        return Ok(Vec::new());
     }
     let all = pool_requests(traces, starts, opts);
     // Each replay makes its pool and takes a copy of the requests as it starts, and drops both
