@@ -589,7 +589,9 @@ fn sweep(args: &WorkloadArgs, ctx: &Ctx, specs: &[CacheSpec]) -> Result<(), CliE
         let p = &points[i];
         let res = if is_engine(&p.spec.name) {
             // An engine point's requests are built with the workload's options (see `grid`).
-            engine_results.next().unwrap_or_default()
+            engine_results
+                .next()
+                .ok_or_else(|| CliError::input(format!("--cache {}: not replayed", p.spec.name)))?
         } else {
             replay::run_with_progress(
                 &ctx.traces,
