@@ -1205,7 +1205,6 @@ mod tests {
         out
     }
 
-    /// A block is one cache line: a bounded pool reads one per block it evicts or finds.
     #[test]
     fn a_chain_inserted_adds_only_its_hashes_not_there_yet() {
         // Two chains sharing their first three blocks, as two contexts of one stream.
@@ -1214,13 +1213,14 @@ mod tests {
         let mut set = HashSetKeyed::default();
         insert_chain(&mut set, &a[..4]);
         insert_chain(&mut set, &a[2..]); // its first two already there
-        insert_chain(&mut set, &b[1..]); // three already there
+        insert_chain(&mut set, &b[1..]); // two already there
         insert_chain(&mut set, &a[1..5]); // all there: nothing added
         let mut got: Vec<u64> = set.into_iter().collect();
         got.sort_unstable();
         assert_eq!(got, [1, 2, 3, 4, 5, 6, 40, 50]);
     }
 
+    /// A block is one cache line: a bounded pool reads one per block it evicts or finds.
     #[test]
     fn a_block_takes_64_bytes() {
         assert_eq!(std::mem::size_of::<Block>(), 64);
