@@ -59,15 +59,19 @@ impl<'a> Blocks<'a> {
             key.extend_from_slice(&hash(b).to_le_bytes());
         }
         // One pass over the span (an exact-size iterator: the shared buffer is allocated once
-        // and written in place); a block's content id is computed as the span enters it.
-        let mut current = (u64::MAX, 0);
+        // and written in place); a block's content id is computed as the span enters it. The
+        // position within the block is counted, not divided out of each token's position: a
+        // division by the trace's block size per token was most of the time spent here.
+        let (mut block, mut at) = (from / bs, from % bs);
+        let mut id = self.block_id(hash(block));
         let tokens: Arc<[u32]> = (from..to)
-            .map(|p| {
-                let b = p / bs;
-                if current.0 != b {
-                    current = (b, self.block_id(hash(b)));
+            .map(|_| {
+                if at == bs {
+                    (block, at) = (block + 1, 0);
+                    id = self.block_id(hash(block));
                 }
-                synthetic_token(current.1, p % bs)
+                at += 1;
+                synthetic_token(id, at - 1)
             })
             .collect();
         segment(
@@ -254,6 +258,13 @@ mod tests {
             blocks.piece((&ids, None), 4, 8, Level::Tools).tokens
         );
         assert_ne!(r20, r30);
+        // A span that starts on a block's last token, and one that holds nothing.
+        let edge = blocks.piece((&ids, None), 7, 9, Level::Messages);
+        assert_eq!(&edge.tokens[..], &[r20[3], r30[0]]);
+        assert!(blocks
+            .piece((&ids, None), 5, 5, Level::Messages)
+            .tokens
+            .is_empty());
         // The same span of the same ids is the same segment; another tail block is not.
         let q = blocks.piece((&ids, Some(40)), 6, 15, Level::Messages);
         assert_eq!(p.id, q.id);
