@@ -165,8 +165,8 @@ fn parent_id(id: usize) -> u32 {
 
 /// Evicted blocks' slots of the index removed together (see `PagedCache::stale`). The
 /// removals are independent probes of a table that outgrows the core's cache, so a longer batch
-/// overlaps more of their misses: on the 710 kv-cache-tester traces at 64k blocks the pool's
-/// replay took 0.4-0.8 s less with 128 to 2,048 than with 32, the same from 128 on
+/// overlaps more of their misses: on the 710 kv-cache-tester traces at 64k blocks the run took
+/// 0.3-1.1 s less (of 8.4-8.8 s) with 128 to 2,048 than with 32, about the same from 128 on
 /// (docs/performance.md, "paged: evicted hashes removed 256 at a time"). At most this many
 /// stale slots sit in the index at once.
 const STALE_BATCH: usize = 256;
