@@ -3,8 +3,8 @@
 //! hash-based prefix cache has to pay), hashed in place; `xxh3-of-new-tokens-copied` is the
 //! same with a copy into a new `Vec<u8>` per request, as the reference used to be measured.
 //! `blocks-floor` is what any block-hash prefix cache (paged, radix) pays at least over the same
-//! requests: the chained seeded xxh3 of each new 16-token block, as `AutoStream::block_hashes`
-//! computes it, and one insert per new block into a hashbrown table sized beforehand.
+//! requests: the chained hash of each new 16-token block ([`cache::chain_hash`], as the models
+//! compute it), and one insert per new block into a hashbrown table sized beforehand.
 //! Each request is fed as the engine feeds it, under its sent hint (see [`sent_hints`]).
 
 #[allow(dead_code)]
@@ -20,9 +20,9 @@ mod cpu;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hashbrown::hash_table::{Entry, HashTable};
-use plancache::cache::{self, with_hint, PriceTable, SentHint, CACHE_NAMES};
+use plancache::cache::{self, chain_hash, with_hint, PriceTable, SentHint, CACHE_NAMES};
 use plancache::prompt::Segment;
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_64;
 
 /// Tokens per block of the block-hash caches (vLLM's default block size).
 const BLOCK: usize = 16;
@@ -51,8 +51,7 @@ fn new_blocks(requests: &[sessions::Recorded]) -> Vec<(usize, Vec<u8>)> {
 }
 
 /// The block floor over `requests` (see [`new_blocks`]): each request's chain of block hashes
-/// truncated to the blocks it keeps, then one seeded xxh3 per new block chained on the one
-/// before, and one probe-and-insert per new block into `table` (emptied first, its room kept).
+/// truncated to the blocks it keeps, then one chained hash per new block ([`chain_hash`]), and one probe-and-insert per new block into `table` (emptied first, its room kept).
 fn blocks_floor(requests: &[(usize, Vec<u8>)], chain: &mut Vec<u64>, table: &mut HashTable<u64>) {
     chain.clear();
     table.clear();
@@ -60,7 +59,7 @@ fn blocks_floor(requests: &[(usize, Vec<u8>)], chain: &mut Vec<u64>, table: &mut
         chain.truncate(*keep);
         let mut prev = chain.last().copied().unwrap_or(0);
         for block in bytes.chunks_exact(BLOCK * 4) {
-            prev = xxh3_64_with_seed(block, prev);
+            prev = chain_hash(prev, block);
             chain.push(prev);
             // The hash is the table's hash too (it is one already).
             if let Entry::Vacant(v) = table.entry(prev, |&x| x == prev, |&x| x) {

@@ -14,7 +14,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::common::{self, Departure, HashKeyed, SeenMatch, SeenMemo, SeenPrefixes};
 use super::{BreakReason, CacheOutcome, ReuseStop};
@@ -324,6 +324,31 @@ pub(crate) struct AutoStream {
     scratch: Vec<u8>,
 }
 
+/// The chained hash of a block whose predecessor's chained hash is `prev` (0 for a chain's
+/// first block): the block's own xxh3, folded into `prev` by one 64×64→128-bit multiply whose
+/// two halves are xor-ed (the folded multiply of `foldhash`/`ahash`). Equal chained hashes mean
+/// equal blocks all the way from the chain's start, as with vLLM's hash of (parent, tokens),
+/// up to a 64-bit collision. The block's own hash does not wait for `prev`, so consecutive
+/// blocks' hashes overlap in the core and only the multiply is serial; seeding each block's
+/// xxh3 with `prev` made every hash wait for the one before (docs/performance.md, "Block hashes
+/// chained by a multiply").
+#[inline]
+pub fn chain_hash(prev: u64, bytes: &[u8]) -> u64 {
+    // xxh3's PRIME64_1 and PRIME64_2 shift both factors away from zero (a zero factor would
+    // lose the other), PRIME64_3 (odd) spreads a token id over the word.
+    const P: u64 = 0x9E37_79B1_85EB_CA87;
+    const Q: u64 = 0xC2B2_AE3D_27D4_EB4F;
+    const R: u64 = 0x1656_67B1_9E37_79F9;
+    // A one-token block (`gemini`'s unit) is its token id spread by an odd multiply, a
+    // bijection: its xxh3 cost twice the rest of the step.
+    let own = match <[u8; 4]>::try_from(bytes) {
+        Ok(token) => u64::from(u32::from_le_bytes(token)).wrapping_mul(R),
+        Err(_) => xxh3_64(bytes),
+    };
+    let m = u128::from(prev ^ P) * u128::from(own ^ Q);
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
 /// The bytes of `tokens` as little-endian token ids, in place (what a block hash covers);
 /// `None` on a big-endian target, where they are copied instead.
 fn token_bytes(tokens: &[u32]) -> Option<&[u8]> {
@@ -418,7 +443,7 @@ impl AutoStream {
                 while !src.is_empty() {
                     if filled == 0 && src.len() >= block {
                         if let Some(bytes) = token_bytes(&src[..block]) {
-                            prev = xxh3_64_with_seed(bytes, prev);
+                            prev = chain_hash(prev, bytes);
                             self.blocks.push(prev);
                             src = &src[block..];
                             continue;
@@ -434,7 +459,7 @@ impl AutoStream {
                     filled += take;
                     src = &src[take..];
                     if filled == block {
-                        prev = xxh3_64_with_seed(&buf, prev);
+                        prev = chain_hash(prev, &buf);
                         self.blocks.push(prev);
                         filled = 0;
                     }
@@ -853,7 +878,34 @@ mod tests {
         assert_eq!(same_prefix(&long, &other), 40);
     }
 
-    /// Block hashes from the cursor equal chained xxh3 over the flat token bytes, block by
+    /// No two of these chains share a hash: every one-token block after the same start, every
+    /// two-token chain of one-token blocks, and 16-token blocks that differ in one token or in
+    /// their order (what a weak fold would confuse: the order of two blocks, a block's token
+    /// ids in its low bits only).
+    #[test]
+    fn chained_hashes_tell_blocks_and_orders_apart() {
+        let one = |prev, t: u32| chain_hash(prev, &t.to_le_bytes());
+        let mut seen = std::collections::HashSet::new();
+        for t in 0..1u32 << 18 {
+            assert!(seen.insert(one(0, t)), "one-token block {t}");
+        }
+        for a in 0..600u32 {
+            let h = one(0, a);
+            for b in 0..600u32 {
+                assert!(seen.insert(one(h, b)), "chain {a}, {b}");
+            }
+        }
+        let block = |k: u32| -> Vec<u8> { (k..k + 16).flat_map(u32::to_le_bytes).collect() };
+        for a in 0..300u32 {
+            for b in 0..300u32 {
+                let h = chain_hash(chain_hash(0, &block(a)), &block(b));
+                assert!(seen.insert(h), "blocks {a}, {b}");
+            }
+        }
+        assert_ne!(chain_hash(0, &block(7)), chain_hash(1, &block(7)));
+    }
+
+    /// Block hashes from the cursor equal chained hashes over the flat token bytes, block by
     /// block, and survive a request that keeps only part of the previous segments.
     #[test]
     fn block_hashes_match_a_flat_computation() {
@@ -866,7 +918,7 @@ mod tests {
             bytes
                 .chunks_exact(block * 4)
                 .map(|c| {
-                    prev = xxh3_64_with_seed(c, prev);
+                    prev = chain_hash(prev, c);
                     prev
                 })
                 .collect::<Vec<u64>>()

@@ -29,7 +29,7 @@ use crate::prompt::{Level, Request};
 pub use anthropic::{BreakpointCache, BreakpointConfig, Layout};
 pub use common::{reasoning_tokens, work, REASONING_BASE};
 pub use config::CacheConfig;
-pub use cursor::{with_hint, SentHint};
+pub use cursor::{chain_hash, with_hint, SentHint};
 pub use error::CacheError;
 pub use ideal::IdealCache;
 pub use latency::{LatencyModel, LatencyTable};
