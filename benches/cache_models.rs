@@ -51,7 +51,8 @@ fn new_blocks(requests: &[sessions::Recorded]) -> Vec<(usize, Vec<u8>)> {
 }
 
 /// The block floor over `requests` (see [`new_blocks`]): each request's chain of block hashes
-/// truncated to the blocks it keeps, then one chained hash per new block ([`chain_hash`]), and one probe-and-insert per new block into `table` (emptied first, its room kept).
+/// truncated to the blocks it keeps, then one chained hash per new block ([`chain_hash`]), and
+/// one probe-and-insert per new block into `table` (emptied first, its room kept).
 fn blocks_floor(requests: &[(usize, Vec<u8>)], chain: &mut Vec<u64>, table: &mut HashTable<u64>) {
     chain.clear();
     table.clear();

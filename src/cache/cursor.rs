@@ -326,9 +326,8 @@ pub(crate) struct AutoStream {
 
 /// The chained hash of a block whose predecessor's chained hash is `prev` (0 for a chain's
 /// first block): the block's own xxh3, folded into `prev` by one 64×64→128-bit multiply whose
-/// two halves are xor-ed (the folded multiply of `foldhash`/`ahash`). Equal chained hashes mean
-/// equal blocks all the way from the chain's start, as with vLLM's hash of (parent, tokens),
-/// up to a 64-bit collision. The block's own hash does not wait for `prev`, so consecutive
+/// two halves are xor-ed (a folded multiply). Equal chained hashes mean equal blocks all the way
+/// from the chain's start, as with vLLM's hash of (parent, tokens), up to a 64-bit collision. The block's own hash does not wait for `prev`, so consecutive
 /// blocks' hashes overlap in the core and only the multiply is serial; seeding each block's
 /// xxh3 with `prev` made every hash wait for the one before (docs/performance.md, "Block hashes
 /// chained by a multiply").
@@ -879,9 +878,9 @@ mod tests {
     }
 
     /// No two of these chains share a hash: every one-token block after the same start, every
-    /// two-token chain of one-token blocks, and 16-token blocks that differ in one token or in
-    /// their order (what a weak fold would confuse: the order of two blocks, a block's token
-    /// ids in its low bits only).
+    /// chain of two one-token blocks, and chains of two 16-token blocks of consecutive ids (a
+    /// block and the next share 15 tokens, shifted by one), in either order: what a weak fold
+    /// would confuse. The same block after another chain hashes apart too.
     #[test]
     fn chained_hashes_tell_blocks_and_orders_apart() {
         let one = |prev, t: u32| chain_hash(prev, &t.to_le_bytes());
