@@ -34,17 +34,33 @@ struct Run {
     start: usize,
     /// The run's units in order, from `start` (emptied once none is alive).
     slots: Vec<Entry>,
+    /// Values of their own for the slots that were given some (see [`Entry::own`]), in the
+    /// order they first were: most slots keep the run's `reset` values all their life, so
+    /// they take 16 bytes, not 32 (a one-token unit has a slot per token).
+    own: Vec<Own>,
 }
 
-/// One unit's entry as stored in its run's slots: its hash and its own values.
+/// One unit's entry as stored in its run's slots.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     /// Chained hash of the units from token 0 up to and including this one.
     hash: u64,
-    /// The run's `gen` when the values below were set (older: the run's `reset` holds them).
-    gen: u32,
+    /// Where in its run's `own` the entry's values of its own are ([`NO_OWN`]: it has none,
+    /// and holds the run's `reset` values, as an entry does when written: see
+    /// [`Entries::join_group`]).
+    own: u32,
     /// False once the entry was written anew into another run (the slot is then empty).
     alive: bool,
+}
+
+/// [`Entry::own`] of an entry without values of its own.
+const NO_OWN: u32 = u32::MAX;
+
+/// An entry's values of its own, once it was refreshed or stamped apart from its run.
+#[derive(Debug, Clone, Copy)]
+struct Own {
+    /// The run's `gen` when the values below were set (older: the run's `reset` holds them).
+    gen: u32,
     /// When the entry becomes readable (its build is done).
     visible_at: u64,
     /// Last use stamped on the entry itself; the touches of the stream paths holding it count
@@ -132,10 +148,9 @@ pub(super) struct Entries {
 
 /// The values of slot `e` of `run`.
 fn vals(run: &Run, id: u32, e: &Entry) -> Vals {
-    let (visible_at, last_used) = if e.gen == run.gen {
-        (e.visible_at, e.last_used)
-    } else {
-        run.reset
+    let (visible_at, last_used) = match run.own.get(e.own as usize) {
+        Some(o) if o.gen == run.gen => (o.visible_at, o.last_used),
+        _ => run.reset,
     };
     Vals {
         visible_at,
@@ -190,6 +205,24 @@ pub(super) fn prefetch(at: *const u8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = at;
+}
+
+/// Gives slot `k` of `run` values of its own, (`visible_at`, `last_used`), under the run's
+/// current `gen`.
+fn set_own(run: &mut Run, k: usize, (visible_at, last_used): (u64, u64)) {
+    let own = Own {
+        gen: run.gen,
+        visible_at,
+        last_used,
+    };
+    let e = &mut run.slots[k];
+    match run.own.get_mut(e.own as usize) {
+        Some(o) => *o = own,
+        None => {
+            e.own = run.own.len() as u32;
+            run.own.push(own);
+        }
+    }
 }
 
 /// The hash of slot `k` of `run` (the last one's without reading the slots).
@@ -320,12 +353,8 @@ impl Entries {
             *near = Near::of(Some(id));
             let run = &mut self.runs[id as usize];
             let v = vals(run, id, &run.slots[k]);
-            let gen = run.gen;
             run.ceil = run.ceil.max(t);
-            let e = &mut run.slots[k];
-            e.gen = gen;
-            e.visible_at = v.visible_at;
-            e.last_used = v.last_used.max(t);
+            set_own(run, k, (v.visible_at, v.last_used.max(t)));
         }
     }
 
@@ -346,6 +375,7 @@ impl Entries {
                     ends: (h, h),
                     start: i,
                     slots: Vec::new(),
+                    own: Vec::new(),
                 });
                 let id = (self.runs.len() - 1) as u32;
                 self.index.insert(h, id);
@@ -363,11 +393,12 @@ impl Entries {
         run.ends.1 = h;
         run.slots.push(Entry {
             hash: h,
-            gen: run.gen,
+            own: NO_OWN,
             alive: true,
-            visible_at: at,
-            last_used: at,
         });
+        if run.reset != (at, at) {
+            set_own(run, run.slots.len() - 1, (at, at));
+        }
         id
     }
 
@@ -382,16 +413,19 @@ impl Entries {
         let id = self.join_group(group, (hashes[0], i), at);
         let m = hashes.len();
         let run = &mut self.runs[id as usize];
-        let gen = run.gen;
         run.members += (m - 1) as u32;
         run.ends.1 = hashes[m - 1];
+        let from = run.slots.len();
         run.slots.extend(hashes[1..].iter().map(|&hash| Entry {
             hash,
-            gen,
+            own: NO_OWN,
             alive: true,
-            visible_at: at,
-            last_used: at,
         }));
+        if run.reset != (at, at) {
+            for k in from..run.slots.len() {
+                set_own(run, k, (at, at));
+            }
+        }
         *group = Some(Group {
             run: id,
             at,
@@ -427,6 +461,7 @@ impl Entries {
         run.members -= 1;
         if run.members == 0 {
             run.slots = Vec::new();
+            run.own = Vec::new();
         } else if k + 1 < run.slots.len() {
             self.pending.push((id, k + 1));
         }
@@ -457,16 +492,13 @@ impl Entries {
         let run = &mut self.runs[id as usize];
         let v = vals(run, id, &run.slots[k]);
         if unexpired(&v) {
-            let gen = run.gen;
             run.ceil = run.ceil.max(now);
-            let e = &mut run.slots[k];
-            e.gen = gen;
-            e.visible_at = v.visible_at.min(r);
-            e.last_used = v.last_used.max(now);
+            let (visible_at, last_used) = (v.visible_at.min(r), v.last_used.max(now));
+            set_own(run, k, (visible_at, last_used));
             *near = Near::of(Some(id));
             return Stored::Refreshed(Vals {
-                visible_at: e.visible_at,
-                last_used: e.last_used,
+                visible_at,
+                last_used,
                 ..v
             });
         }
@@ -603,6 +635,7 @@ impl Entries {
         old.members -= m as u32;
         if old.members == 0 {
             old.slots = Vec::new();
+            old.own = Vec::new();
         } else if k + m < old.slots.len() {
             self.pending.push((id, k + m));
         }
