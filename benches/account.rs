@@ -16,6 +16,8 @@ use plancache::import::discover;
 use plancache::prompt::Ttl;
 
 fn bench(c: &mut Criterion) {
+    // As the CLI runs: memory freed by one replay kept for the next.
+    plancache::util::heap::keep_freed_memory();
     let tmp = tempfile::tempdir().expect("temporary folder");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts");
     let sources: Vec<PathBuf> = [

@@ -22,6 +22,8 @@ fn requests(sessions: &[Session]) -> u64 {
 }
 
 fn replay(c: &mut Criterion) {
+    // As the CLI runs: memory freed by one replay kept for the next.
+    plancache::util::heap::keep_freed_memory();
     let env = ReplayEnv::default();
     let bundled = sessions::bundled();
     let long = vec![sessions::long_session(200, 11)];

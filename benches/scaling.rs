@@ -29,6 +29,8 @@ use plancache::engine::{self, ReplayEnv};
 use plancache::strategy::{self, PermissionMode};
 
 fn scaling(c: &mut Criterion) {
+    // As the CLI runs: memory freed by one replay kept for the next.
+    plancache::util::heap::keep_freed_memory();
     let env = ReplayEnv::default();
     let prices = PriceTable::bundled();
     let mut group = c.benchmark_group("scaling");

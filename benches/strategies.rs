@@ -14,6 +14,8 @@ use plancache::export::render_table;
 use plancache::strategy;
 
 fn strategies(c: &mut Criterion) {
+    // As the CLI runs: memory freed by one replay kept for the next.
+    plancache::util::heap::keep_freed_memory();
     let env = ReplayEnv::default();
     let long = vec![sessions::long_session(200, 13)];
     let caches = vec![DEFAULT_CACHE.to_string()];

@@ -17,6 +17,8 @@ use plancache::workload::replay::{self, CacheSpec};
 use plancache::workload::{starts, Arrivals, BuildOptions};
 
 fn bench(c: &mut Criterion) {
+    // As the CLI runs: memory freed by one replay kept for the next.
+    plancache::util::heap::keep_freed_memory();
     let dir =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/kv-cache-tester/traces");
     let mut traces = trace::read_path(&dir).expect("bundled traces");

@@ -7,6 +7,7 @@ use clap::Parser;
 mod cli;
 
 fn main() -> ExitCode {
+    plancache::util::heap::keep_freed_memory();
     cli::output::watch_closed_stdout(STDOUT_CLOSED_AT_START.load(Ordering::SeqCst));
     quiet_output_error_panics();
     let outcome = std::panic::catch_unwind(|| {

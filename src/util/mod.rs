@@ -1,9 +1,10 @@
 //! Small helpers every layer uses, knowing nothing of plancache's concepts: file-name slugs,
-//! `"3m"`-style durations, the did-you-mean suggestion for a mistyped name, and the error of a bad
-//! input file ([`ScenarioError`]). The base layer of docs/architecture.md: it imports no other
-//! module of the crate.
+//! `"3m"`-style durations, the did-you-mean suggestion for a mistyped name, the error of a bad
+//! input file ([`ScenarioError`]), and how the allocator keeps freed memory ([`heap`]). The base
+//! layer of docs/architecture.md: it imports no other module of the crate.
 
 mod error;
+pub mod heap;
 
 pub use error::{line_col, snippet, ScenarioError};
 
