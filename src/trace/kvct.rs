@@ -132,18 +132,17 @@ impl FastEntry {
     }
 }
 
-/// A kv-cache-tester file's text with each `"hash_ids":[...]` array (up to the first `]`)
+/// A kv-cache-tester file's text with each `"hash_ids": [...]` array (up to the first `]`)
 /// replaced by its ordinal (0, 1, ...), and those arrays' texts in order: the JSON reader then
 /// skips a short integer instead of scanning every id (three quarters of the bytes of a trace),
 /// and the ids are read once, by [`StreamBuilder`].
 ///
-/// The key with its quotes, colon and bracket cannot occur inside a JSON string (its closing
-/// quote would end the string), so each match is a key of some object. [`parse_fast`] checks
-/// that the requests name the ordinals 0, 1, ... in order and that there are no others, and
-/// every array it takes is read strictly (unsigned integers, commas, spaces) before the trace
-/// is accepted. So an array lifted from anywhere else, one cut short by a `]` nested in it, a
-/// `hash_ids` of another type, or an integer that stood there in the file sends the file to the
-/// slow path.
+/// A match is not always a request's `hash_ids`: it may be that key in another object, or the
+/// end of another key (`"x\"hash_ids":[`). So [`parse_fast`] checks that the requests name the
+/// ordinals 0, 1, ... in file order with none left over, and reads every array it takes
+/// strictly (unsigned integers, commas, spaces) before the trace is accepted. An array lifted
+/// from anywhere else, one cut short by a `]` nested in it, a `hash_ids` of another type, or an
+/// integer that stood there in the file sends the file to the slow path.
 struct Lifted<'a> {
     /// The text with the arrays replaced.
     text: String,
@@ -151,15 +150,21 @@ struct Lifted<'a> {
     arrays: Vec<&'a str>,
 }
 
+/// Lifts the arrays out of `text` (see [`Lifted`]).
 fn lift_arrays(text: &str) -> Lifted<'_> {
-    const KEY: &[u8] = b"\"hash_ids\":[";
+    const KEY: &[u8] = b"\"hash_ids\"";
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len() / 4);
     let mut arrays = Vec::new();
     // Copied to `out` up to here.
     let mut done = 0;
     for key in memchr::memmem::find_iter(bytes, KEY) {
-        let open = key + KEY.len() - 1;
+        // The key, a colon and a bracket, with JSON whitespace around the colon.
+        let Some(open) =
+            after(bytes, key + KEY.len(), b':').and_then(|i| after(bytes, i + 1, b'['))
+        else {
+            continue;
+        };
         if open < done {
             continue;
         }
@@ -174,6 +179,15 @@ fn lift_arrays(text: &str) -> Lifted<'_> {
     }
     out.push_str(&text[done..]);
     Lifted { text: out, arrays }
+}
+
+/// Where byte `b` is in `bytes` once the JSON whitespace from `at` on is skipped, if it is next.
+fn after(bytes: &[u8], at: usize, b: u8) -> Option<usize> {
+    let skipped = bytes
+        .get(at..)?
+        .iter()
+        .position(|c| !b" \t\n\r".contains(c))?;
+    (bytes[at + skipped] == b).then_some(at + skipped)
 }
 
 /// The file read by [`FastFile`] over its lifted text ([`lift_arrays`]); `None` sends it to the
@@ -415,6 +429,14 @@ mod tests {
         let t = same_as_slow(&plain).expect("a good trace");
         assert_eq!(t.streams[0].requests[1].hash_ids.to_vec(), [1, 2, 3, 4]);
         assert!(parse_fast(Path::new("t.json"), &plain).is_some());
+        // A file printed with spaces and line breaks is read in one pass as well.
+        let pretty = serde_json::to_string_pretty(
+            &serde_json::from_str::<serde_json::Value>(&plain).expect("JSON"),
+        )
+        .expect("printed");
+        assert!(pretty.contains("\"hash_ids\": ["));
+        assert!(parse_fast(Path::new("t.json"), &pretty).is_some());
+        assert_eq!(same_as_slow(&pretty).as_ref(), Some(&t));
         // Spaces in an array are read as well.
         let spaced = trace("", "[ 1, 2,3 ,4 ]", "", "");
         assert!(parse_fast(Path::new("t.json"), &spaced).is_some());
@@ -442,6 +464,7 @@ mod tests {
             (r#","hash_ids":[5]"#, "", ""),
             ("", "", r#","hash_ids":[5,6]"#),
             ("", r#","extra":{"hash_ids":[5]}"#, ""),
+            ("", r#","x\"hash_ids":[5]"#, ""),
             (r#","note":"\"hash_ids\":[5]""#, "", ""),
         ] {
             let text = trace(head, "[1,2,3,4]", main, sub);
