@@ -185,6 +185,13 @@ pub(super) fn read_json_ids(raw: &str, prev: (&str, &[u64]), out: &mut Vec<u64>)
     }
 }
 
+/// Where the `[` is when `r` holds, from `at` on, a colon then a bracket, with JSON whitespace
+/// around the colon (what follows an object's key whose value is an array).
+pub(super) fn array_after_key(r: &[u8], at: usize) -> Option<usize> {
+    let mut s = Scan { r, i: at };
+    (s.eat(b':') && s.eat(b'[')).then(|| s.i - 1)
+}
+
 /// A position in a JSON text being read.
 struct Scan<'a> {
     /// The text.

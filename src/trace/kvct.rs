@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::ids::array_after_key;
 use super::{secs_to_ms, StreamBuilder, Trace, TraceError, TraceKind, TraceRequest};
 
 #[derive(Deserialize)]
@@ -160,9 +161,7 @@ fn lift_arrays(text: &str) -> Lifted<'_> {
     let mut done = 0;
     for key in memchr::memmem::find_iter(bytes, KEY) {
         // The key, a colon and a bracket, with JSON whitespace around the colon.
-        let Some(open) =
-            after(bytes, key + KEY.len(), b':').and_then(|i| after(bytes, i + 1, b'['))
-        else {
+        let Some(open) = array_after_key(bytes, key + KEY.len()) else {
             continue;
         };
         if open < done {
@@ -179,15 +178,6 @@ fn lift_arrays(text: &str) -> Lifted<'_> {
     }
     out.push_str(&text[done..]);
     Lifted { text: out, arrays }
-}
-
-/// Where byte `b` is in `bytes` once the JSON whitespace from `at` on is skipped, if it is next.
-fn after(bytes: &[u8], at: usize, b: u8) -> Option<usize> {
-    let skipped = bytes
-        .get(at..)?
-        .iter()
-        .position(|c| !b" \t\n\r".contains(c))?;
-    (bytes[at + skipped] == b).then_some(at + skipped)
 }
 
 /// The file read by [`FastFile`] over its lifted text ([`lift_arrays`]); `None` sends it to the
