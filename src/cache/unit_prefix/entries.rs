@@ -40,6 +40,14 @@ struct Run {
     own: Vec<Own>,
 }
 
+impl Run {
+    /// Frees the slots of a run none of whose entries is alive, and their own values.
+    fn free_slots(&mut self) {
+        self.slots = Vec::new();
+        self.own = Vec::new();
+    }
+}
+
 /// One unit's entry as stored in its run's slots.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -460,8 +468,7 @@ impl Entries {
         run.slots[k].alive = false;
         run.members -= 1;
         if run.members == 0 {
-            run.slots = Vec::new();
-            run.own = Vec::new();
+            run.free_slots();
         } else if k + 1 < run.slots.len() {
             self.pending.push((id, k + 1));
         }
@@ -634,8 +641,7 @@ impl Entries {
         }
         old.members -= m as u32;
         if old.members == 0 {
-            old.slots = Vec::new();
-            old.own = Vec::new();
+            old.free_slots();
         } else if k + m < old.slots.len() {
             self.pending.push((id, k + m));
         }
