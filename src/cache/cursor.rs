@@ -327,10 +327,10 @@ pub(crate) struct AutoStream {
 /// The chained hash of a block whose predecessor's chained hash is `prev` (0 for a chain's
 /// first block): the block's own xxh3, folded into `prev` by one 64×64→128-bit multiply whose
 /// two halves are xor-ed (a folded multiply). Equal chained hashes mean equal blocks all the way
-/// from the chain's start, as with vLLM's hash of (parent, tokens), up to a 64-bit collision. The block's own hash does not wait for `prev`, so consecutive
-/// blocks' hashes overlap in the core and only the multiply is serial; seeding each block's
-/// xxh3 with `prev` made every hash wait for the one before (docs/performance.md, "Block hashes
-/// chained by a multiply").
+/// from the chain's start, as with vLLM's hash of (parent, tokens), up to a 64-bit collision.
+/// The block's own hash does not wait for `prev`, so consecutive blocks' hashes overlap in the
+/// core and only the multiply is serial; seeding each block's xxh3 with `prev` made every hash
+/// wait for the one before (docs/performance.md, "Block hashes chained by a multiply").
 #[inline]
 pub fn chain_hash(prev: u64, bytes: &[u8]) -> u64 {
     // xxh3's PRIME64_1 and PRIME64_2 shift both factors away from zero (a zero factor would
