@@ -196,6 +196,8 @@ type Running = Reverse<(u64, u64, usize, u64, Vec<(usize, u64)>)>;
 
 #[derive(Debug)]
 struct ModelState {
+    /// The model's key in the pool's hashes ([`model_key`] of its name, hashed once).
+    key: u64,
     /// Prefix hashes of every earlier prompt, to tell "evicted" from "never written".
     seen: SeenPrefixes,
 }
@@ -953,12 +955,13 @@ impl CacheModel for PagedCache {
         let now = req.sent_at_ms;
         self.release_finished(now);
         let bs = self.config.block_size.max(1) as u64;
-        let mk = model_key(&req.model);
         let others = self.models.any_other(&req.model);
         let fresh = !self.models.contains(&req.model);
         let state = self.models.get_or_insert_with(&req.model, || ModelState {
+            key: model_key(&req.model),
             seen: SeenPrefixes::default(),
         });
+        let mk = state.key;
         let st = self.streams.stream(&req.stream);
         let adv = st.auto.advance(req, bs as usize);
         let keep = (st.auto.cursor.start(adv.keep) / bs) as usize;
@@ -1018,10 +1021,10 @@ impl CacheModel for PagedCache {
 
     fn store(&mut self, req: &Request, outcome: &CacheOutcome, _visible: u64, completed: u64) {
         let bs = self.config.block_size.max(1);
-        let mk = model_key(&req.model);
         let Some(state) = self.models.get_mut(&req.model) else {
             return;
         };
+        let mk = state.key;
         // Taken out while the pool changes; put back below.
         let mut st = std::mem::take(self.streams.stream(&req.stream));
         let adv = st.auto.advance(req, bs);
