@@ -4,7 +4,8 @@
 //! same with a copy into a new `Vec<u8>` per request, as the reference used to be measured.
 //! `blocks-floor` is what any block-hash prefix cache (paged, radix) pays at least over the same
 //! requests: the chained hash of each new 16-token block ([`cache::chain_hash`], as the models
-//! compute it), and one insert per new block into a hashbrown table sized beforehand.
+//! compute it), and one insert per new block into a hashbrown table sized beforehand;
+//! `block-hashes` is its first half alone (the chained hashes, no table).
 //! Each request is fed as the engine feeds it, under its sent hint (see [`sent_hints`]).
 
 #[allow(dead_code)]
@@ -50,24 +51,32 @@ fn new_blocks(requests: &[sessions::Recorded]) -> Vec<(usize, Vec<u8>)> {
         .collect()
 }
 
-/// The block floor over `requests` (see [`new_blocks`]): each request's chain of block hashes
-/// truncated to the blocks it keeps, then one chained hash per new block ([`chain_hash`]), and
-/// one probe-and-insert per new block into `table` (emptied first, its room kept).
-fn blocks_floor(requests: &[(usize, Vec<u8>)], chain: &mut Vec<u64>, table: &mut HashTable<u64>) {
+/// The chained block hashes of `requests` (see [`new_blocks`]): each request's chain truncated
+/// to the blocks it keeps, then one chained hash per new block ([`chain_hash`]), each handed to
+/// `each`.
+fn block_hashes(requests: &[(usize, Vec<u8>)], chain: &mut Vec<u64>, mut each: impl FnMut(u64)) {
     chain.clear();
-    table.clear();
     for (keep, bytes) in requests {
         chain.truncate(*keep);
         let mut prev = chain.last().copied().unwrap_or(0);
         for block in bytes.chunks_exact(BLOCK * 4) {
             prev = chain_hash(prev, block);
             chain.push(prev);
-            // The hash is the table's hash too (it is one already).
-            if let Entry::Vacant(v) = table.entry(prev, |&x| x == prev, |&x| x) {
-                v.insert(prev);
-            }
+            each(prev);
         }
     }
+}
+
+/// The block floor over `requests`: their [`block_hashes`], and one probe-and-insert per new
+/// block into `table` (emptied first, its room kept).
+fn blocks_floor(requests: &[(usize, Vec<u8>)], chain: &mut Vec<u64>, table: &mut HashTable<u64>) {
+    table.clear();
+    block_hashes(requests, chain, |h| {
+        // The hash is the table's hash too (it is one already).
+        if let Entry::Vacant(v) = table.entry(h, |&x| x == h, |&x| x) {
+            v.insert(h);
+        }
+    });
 }
 
 /// What the engine tells the cache models about each request (see `engine/send.rs`): the
@@ -155,6 +164,7 @@ fn cache_models(c: &mut Criterion) {
         const FLOOR_REPS: u32 = 50;
         let mut floor = Vec::new();
         let mut block_floor = Vec::new();
+        let mut hashes_only = Vec::new();
         let mut per: Vec<Vec<std::time::Duration>> = vec![Vec::new(); CACHE_NAMES.len()];
         let mut unhinted: Vec<Vec<std::time::Duration>> = vec![Vec::new(); CACHE_NAMES.len()];
         for round in 0..rounds {
@@ -175,6 +185,14 @@ fn cache_models(c: &mut Criterion) {
                 }
             });
             block_floor.push(t / FLOOR_REPS);
+            let (t, _) = cpu::cpu_of(|| {
+                for _ in 0..FLOOR_REPS {
+                    block_hashes(black_box(&blocks), &mut chain, |h| {
+                        black_box(h);
+                    });
+                }
+            });
+            hashes_only.push(t / FLOOR_REPS);
             for (i, name) in CACHE_NAMES.iter().enumerate() {
                 // Which of the two runs first alternates by round (the second finds the
                 // allocator's memory already mapped).
@@ -189,6 +207,7 @@ fn cache_models(c: &mut Criterion) {
         }
         let floor = cpu::median(&mut floor);
         let block_floor = cpu::median(&mut block_floor);
+        let hashes_only = cpu::median(&mut hashes_only);
         eprintln!(
             "cpu: {rounds} rounds, {new_tokens} new tokens; xxh3-of-new-tokens {floor:?} ({:.2} G tokens/s)",
             new_tokens as f64 / floor.as_secs_f64() / 1e9
@@ -199,7 +218,8 @@ fn cache_models(c: &mut Criterion) {
             requests.len()
         );
         eprintln!(
-            "cpu: {new_block_count} new blocks; blocks-floor {block_floor:?} = {:.1}x xxh3",
+            "cpu: {new_block_count} new blocks; block-hashes {hashes_only:?} = {:.1}x xxh3; blocks-floor {block_floor:?} = {:.1}x xxh3",
+            hashes_only.as_secs_f64() / floor.as_secs_f64(),
             block_floor.as_secs_f64() / floor.as_secs_f64()
         );
         for (i, name) in CACHE_NAMES.iter().enumerate() {
@@ -233,6 +253,14 @@ fn cache_models(c: &mut Criterion) {
                 let bytes: Vec<u8> = toks.iter().flat_map(|t| t.to_le_bytes()).collect();
                 acc ^ xxh3_64(&bytes)
             })
+        })
+    });
+    group.bench_function("block-hashes", |b| {
+        b.iter(|| {
+            block_hashes(black_box(&blocks), &mut chain, |h| {
+                black_box(h);
+            });
+            chain.len()
         })
     });
     group.bench_function("blocks-floor", |b| {
