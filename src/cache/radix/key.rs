@@ -37,7 +37,7 @@ impl Piece {
 
 /// A key's runs, up to three held in the key itself: a chat turn's new edge is the reply, the
 /// new message and the next reply, so most keys allocate nothing, where a `Vec` was one
-/// allocation and one free per node (radix 94-96 µs to 86-89 µs in `cache_models`;
+/// allocation and one free per node (radix 94-97 µs to 87-90 µs in `cache_models`;
 /// docs/performance.md, "radix: a key's runs held in the node").
 type Pieces = SmallVec<[Piece; 3]>;
 
