@@ -1,16 +1,14 @@
 //! `util::heap::keep_freed_memory`: memory a replay frees is taken again by the next without
-//! going back to the kernel (its own test binary: the setting is process-wide).
+//! going back to the kernel (its own test binary: the setting is process-wide). glibc on Linux
+//! only, where the setting does anything.
+#![cfg(all(target_os = "linux", target_env = "gnu"))]
 
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use std::sync::Arc;
 
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use plancache::cache::{self, PriceTable};
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use plancache::prompt::{Level, Request, RequestSettings, Role, Segment, SegmentKind};
 
 /// Minor page faults of the calling thread so far.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn minor_faults() -> i64 {
     // SAFETY: getrusage writes the struct it is given; a zeroed one is a valid start.
     unsafe {
@@ -21,7 +19,6 @@ fn minor_faults() -> i64 {
 }
 
 /// A chat of 150 requests, each adding a 1,000-token turn (150,000 tokens at the end).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn chat() -> Vec<Request> {
     let turns: Vec<Arc<Segment>> = (0..150u32)
         .map(|n| {
@@ -51,7 +48,6 @@ fn chat() -> Vec<Request> {
 }
 
 /// One replay of `requests` under `gemini` (a hash and an entry per token), from a new model.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn replay(requests: &[Request], prices: &PriceTable) -> u64 {
     let mut model = cache::build("gemini", prices).expect("a registered model");
     let mut cached = 0;
@@ -65,7 +61,6 @@ fn replay(requests: &[Request], prices: &PriceTable) -> u64 {
 
 /// Under glibc's defaults the third replay faulted in 886 pages again (the memory the others
 /// freed handed back to the kernel); kept, it faults in almost none.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn a_later_replay_reuses_the_memory_an_earlier_one_freed() {
     plancache::util::heap::keep_freed_memory();
